@@ -1,0 +1,115 @@
+"""Expectations for scenario checks: compare an observation, explain a mismatch.
+
+A check calls these on the decoded observations; the first one that does not hold raises
+:class:`Mismatch`, which the grader turns into the scenario's feedback: what was checked,
+what was expected, what came back, and, when the value is a known wrong answer, the
+misconception it signals. ``wrong`` maps a misconception (a sentence for the student) to the
+wrong answer it produces: a value, or a predicate over the observed value.
+
+Observed values are plain data from :mod:`grader.sandbox.wire`: never trust their type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from grader.sandbox.wire import Opaque, Raised
+
+WrongAnswers = Mapping[str, Any]
+
+
+class Mismatch(Exception):
+    """An expectation that did not hold, with everything the student needs to see."""
+
+    def __init__(self, what: str, expected: str, got: str, misconception: str | None = None):
+        self.what, self.expected, self.got, self.misconception = what, expected, got, misconception
+        super().__init__(f"{what}: expected {expected}, got {got}")
+
+
+def expect_close(got, expected, *, what: str, wrong: WrongAnswers = {}, rtol: float = 1e-6,
+                 atol: float = 1e-9) -> None:
+    """``got`` is an array (or number) of ``expected``'s shape, equal up to rounding."""
+    expected = np.asarray(expected, dtype=float)
+    if not _is_numeric(got) or np.shape(got) != expected.shape or not _close(got, expected, rtol, atol):
+        _fail(what, describe(expected), got, wrong)
+
+
+def expect_equal(got, expected, *, what: str, wrong: WrongAnswers = {}) -> None:
+    """``got == expected`` exactly and with the same type (``True`` is not ``1``)."""
+    if type(got) is not type(expected) or got != expected:
+        _fail(what, describe(expected), got, wrong)
+
+
+def expect_none(got, *, what: str, wrong: WrongAnswers = {}) -> None:
+    """``got`` is ``None``."""
+    if got is not None:
+        _fail(what, "None", got, wrong)
+
+
+def expect_raised(got, error_type: str, *, containing: str = "", what: str, wrong: WrongAnswers = {}) -> None:
+    """``got`` records an exception of ``error_type`` (or a subclass) whose message contains ``containing``."""
+    if not (isinstance(got, Raised) and got.is_a(error_type) and containing in got.message):
+        needle = f" with a message containing {containing!r}" if containing else ""
+        _fail(what, f"{error_type} raised{needle}", got, wrong)
+
+
+def expect(condition: bool, *, what: str, expected: str, got: Any, misconception: str | None = None) -> None:
+    """A free-form expectation, for what the helpers above do not cover."""
+    if not condition:
+        raise Mismatch(what, expected, describe(got), misconception)
+
+
+def describe(value: Any) -> str:
+    """How a value is shown to a student: numpy-style arrays, exceptions as 'raised T: msg'."""
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, precision=6, threshold=24, separator=", ")
+        return f"{text} (0-d array)" if value.ndim == 0 else f"{text} (shape {value.shape})"
+    if isinstance(value, np.generic):
+        return f"{value.item()!r} (a numpy {value.dtype.name} scalar, not an ndarray)"
+    if isinstance(value, Raised):
+        return f"raised {value}"
+    if isinstance(value, Opaque):
+        return f"an object of type {value.type}" + (f" ({value.repr})" if value.repr else "")
+    text = repr(value)
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def matches(got, wrong_answer) -> bool:
+    """Whether ``got`` is this known wrong answer (a value, or a predicate over ``got``)."""
+    if callable(wrong_answer):
+        try:
+            return bool(wrong_answer(got))
+        except Exception:  # a predicate that does not apply to this value does not match
+            return False
+    if isinstance(wrong_answer, Raised):
+        return isinstance(got, Raised) and got.is_a(wrong_answer.type)
+    if _is_numeric(wrong_answer) and not isinstance(wrong_answer, bool):
+        wrong_answer = np.asarray(wrong_answer, dtype=float)
+        return _is_numeric(got) and np.shape(got) == wrong_answer.shape and _close(got, wrong_answer, 1e-6, 1e-9)
+    return type(got) is type(wrong_answer) and got == wrong_answer
+
+
+def _fail(what: str, expected: str, got, wrong: WrongAnswers) -> None:
+    misconception = next((hint for hint, answer in wrong.items() if matches(got, answer)), None)
+    raise Mismatch(what, expected, describe(got), misconception)
+
+
+def _is_numeric(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fiub"
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _close(got, expected: np.ndarray, rtol: float, atol: float) -> bool:
+    got = np.asarray(got, dtype=float)
+    return bool(np.all(np.isfinite(got)) and np.allclose(got, expected, rtol=rtol, atol=atol))
+
+
+def is_zeros(value) -> bool:
+    """Predicate for ``wrong``: an array of zeros (of any shape)."""
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size > 0 and not value.any()
+
+
+PredicateOf = Callable[[Any], bool]

@@ -1,0 +1,102 @@
+"""Result data: what grading produced, as frozen dataclasses. Reporters only read these.
+
+``to_dict``/``from_dict`` give the native JSON form (schema ``grader/schema/result.schema.json``);
+``from_dict(to_dict(r)) == r`` holds, which is what lets a batch resume from files on disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, Enum):
+    """How a scenario ended. Only PASSED earns points."""
+
+    PASSED = "passed"        # the check accepted every observation
+    FAILED = "failed"        # the program ran, a value was wrong
+    ERROR = "error"          # student code raised an exception (NotImplementedError included)
+    TIMEOUT = "timeout"      # wall-clock or CPU limit
+    MEMORY = "memory"        # memory limit (MemoryError, or killed for memory)
+    CRASHED = "crashed"      # the process exited or died by a signal without a result, or sent garbage
+    NOT_RUN = "not_run"      # never started: the submission could not be imported, or grading stopped
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a student needs to understand a scenario's outcome without reading our source."""
+
+    summary: str = ""                 # one line
+    what: str | None = None           # the observation that was checked
+    expected: str | None = None
+    got: str | None = None
+    misconception: str | None = None  # the likely misunderstanding, when the answer is a known wrong one
+    traceback: str | None = None      # trimmed to the student's frames and the scenario program
+    stdout: str = ""                  # captured, bounded; shown, never parsed
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    id: str
+    title: str
+    task: str
+    points: float
+    max_points: float
+    status: Status
+    feedback: Feedback
+    duration: float               # seconds, wall-clock, as measured by the grader
+    visibility: str               # "public" or "hidden"
+    program: str | None = None    # the program's source, for public scenarios only
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASSED
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    id: str
+    title: str
+    score: float
+    max_score: float
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    assignment: str
+    assignment_digest: str
+    submission: str               # the file graded, as given
+    submission_sha256: str
+    seed: int
+    visibility: str               # which scenarios ran: "public" or "all"
+    score: float
+    max_score: float
+    tasks: tuple[TaskScore, ...]
+    scenarios: tuple[ScenarioResult, ...]
+    grader_version: str
+    isolation: tuple[str, ...]    # what the sandbox achieved, e.g. ("uid-drop", "landlock", "rlimits")
+    timings: dict = field(default_factory=dict)  # seconds: import, scenarios, total
+    error: str | None = None      # why the submission could not be graded at all (then score is 0)
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def all_passed(self) -> bool:
+        return self.error is None and all(s.passed for s in self.scenarios)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        for scenario in data["scenarios"]:
+            scenario["status"] = scenario["status"].value
+        data["tasks"], data["isolation"] = list(data["tasks"]), list(data["isolation"])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SubmissionResult":
+        scenarios = tuple(
+            ScenarioResult(**{**s, "status": Status(s["status"]), "feedback": Feedback(**s["feedback"])})
+            for s in data["scenarios"])
+        return cls(**{**data, "scenarios": scenarios, "tasks": tuple(TaskScore(**t) for t in data["tasks"]),
+                      "isolation": tuple(data["isolation"])})

@@ -1,0 +1,266 @@
+"""The sandbox child: the only place student code ever runs.
+
+Started by the grader as ``python -I -B child.py CONFIG`` (a clean interpreter, never a fork of
+the grader), with a scrubbed environment, stdin on /dev/null, stdout/stderr on capture pipes,
+and four pipes of its own (numbers in CONFIG). Three roles, one process tree::
+
+    warden    trusted: a child subreaper, so every orphan below stays in its subtree. Imports
+              numpy, reads the job (scenario programs and inputs; never checks or expected
+              values), forks the zygote, then only reaps, and on the grader's death (its
+              lifeline pipe closes) kills the subtree. Never runs student code.
+    zygote    fork of the warden: sets resource limits, drops to the sandbox user (as root),
+              applies Landlock, blocks forbidden imports, and only then imports the student's
+              module. Then, per "run" command, forks one
+    scenario  process that runs one program and writes exactly one framed result message.
+
+Everything after the student's import is untrusted, so nothing here decides anything: the
+grader checks every byte it gets back against values that never enter this process.
+Standard library (and numpy) only; the sibling modules are imported by path.
+"""
+
+import importlib.util
+import json
+import linecache
+import os
+import resource
+import signal
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import landlock  # noqa: E402  (sibling modules, imported by path)
+import proctree  # noqa: E402
+import wire  # noqa: E402
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_DUMPABLE = 4
+
+
+def attempt(action):
+    """Run ``action()``; return its value, or the exception it raised (sent as a record)."""
+    try:
+        return action()
+    except Exception as error:
+        return error
+
+
+# --------------------------------------------------------------------------- plumbing
+
+def _send(fd, message):
+    data = wire.frame(message)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _receive(fd):
+    """One framed message from the grader (trusted), or None at end of file."""
+    header = _read_exactly(fd, wire.HEADER.size)
+    if header is None:
+        return None
+    body = _read_exactly(fd, wire.HEADER.unpack(header)[0])
+    return None if body is None else json.loads(body)
+
+
+def _read_exactly(fd, size):
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, remaining)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _prctl(option, value):
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+# --------------------------------------------------------------------------- warden
+
+def warden(config):
+    fds = config["fds"]
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    import numpy  # noqa: F401  preloaded once, shared by every fork below
+
+    job = _receive(fds["job"])
+    if job is None:
+        os._exit(0)
+    zygote_pid = os.fork()
+    if zygote_pid == 0:
+        os.close(fds["lifeline"])
+        os.close(fds["status"])
+        zygote(config, job)  # never returns
+    os.close(fds["job"])
+    os.close(fds["results"])
+    _send(fds["status"], {"zygote": zygote_pid})
+    _keep_watch(fds["lifeline"])
+
+
+def _keep_watch(lifeline):
+    """Reap orphans until the grader closes the lifeline (or dies); then kill the subtree."""
+    import selectors
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    watch = selectors.DefaultSelector()
+    watch.register(lifeline, selectors.EVENT_READ)
+    watch.register(wake_r, selectors.EVENT_READ)
+    while True:
+        _reap()
+        for key, _ in watch.select():
+            if key.fd == wake_r:
+                os.read(wake_r, 4096)
+            elif not os.read(lifeline, 4096):
+                proctree.kill_children(os.getpid())
+                _reap()
+                os._exit(0)
+
+
+def _reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+# --------------------------------------------------------------------------- zygote
+
+def zygote(config, job):
+    fds = config["fds"]
+    results = fds["results"]
+    isolation = _isolate(job)
+    _block_imports(job["forbidden"], results)
+    scenarios = {item["index"]: item for item in job["scenarios"]}
+    for item in scenarios.values():
+        name = f"<scenario {item['id']}>"
+        linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
+    _send(results, {"kind": "sandbox", "isolation": isolation})
+
+    module = _import_submission(job, results)
+    while True:
+        command = _receive(fds["job"])
+        if command is None:
+            os._exit(0)
+        item = scenarios[command["run"]]
+        _flush_std()
+        pid = os.fork()
+        if pid == 0:
+            _run_scenario(item, module, fds, job["submission"])  # never returns
+        _, status = os.waitpid(pid, 0)
+        how = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)})
+        _send(results, {"kind": "exit", "index": item["index"], **how})
+
+
+def _isolate(job):
+    """Limits, then the sandbox user, then Landlock: all before any student code runs."""
+    achieved = []
+    mb = 1024 * 1024
+    limits = [(resource.RLIMIT_AS, job["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
+              (resource.RLIMIT_FSIZE, job["file_size_mb"] * mb), (resource.RLIMIT_NOFILE, 256)]
+    if job.get("nproc"):
+        limits.append((resource.RLIMIT_NPROC, job["nproc"]))
+    for which, value in limits:
+        resource.setrlimit(which, (value, value))
+    achieved.append("rlimits")
+    if job.get("uid") is not None:
+        os.setgroups([])
+        os.setresgid(job["gid"], job["gid"], job["gid"])
+        os.setresuid(job["uid"], job["uid"], job["uid"])
+        achieved.append("uid-drop")
+    if job.get("landlock"):
+        try:
+            abi = landlock.restrict(job["landlock"]["read"], job["landlock"]["read_write"])
+            achieved.append(f"landlock-v{abi}")
+        except landlock.LandlockError:
+            pass
+    return achieved
+
+
+class _ForbiddenImport:
+    """A meta-path finder that refuses forbidden modules and tells the grader (self-incrimination only)."""
+
+    def __init__(self, forbidden, results):
+        self.forbidden, self.results = frozenset(forbidden), results
+
+    def find_spec(self, name, path=None, target=None):
+        if name in self.forbidden or name.partition(".")[0] in self.forbidden:
+            _send(self.results, {"kind": "forbidden", "module": name})
+            raise ImportError(f"importing {name!r} is not allowed in this assignment")
+        return None
+
+
+def _block_imports(forbidden, results):
+    sys.meta_path.insert(0, _ForbiddenImport(forbidden, results))
+
+
+def _import_submission(job, results):
+    path, name = job["submission"], job["module"]
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except BaseException as error:  # SystemExit at import is an import failure too
+        _send(results, {"kind": "import_error", "error": wire.raised_record(error, _student_traceback(error, path))})
+        _flush_std()
+        os._exit(0)
+    _send(results, {"kind": "ready"})
+    return module
+
+
+def _flush_std():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+# --------------------------------------------------------------------------- scenario
+
+def _run_scenario(item, module, fds, submission):
+    """In a fresh fork: run one program, send one message, exit without running any hook."""
+    results = fds["results"]
+    os.close(fds["job"])
+    cpu = max(1, int(item["cpu_seconds"]))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    try:
+        namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
+        exec(compile(item["source"], f"<scenario {item['id']}>", "exec"), namespace)
+        inputs = wire.decode(json.dumps(item["inputs"]).encode())
+        observed = namespace[item["function"]](module, **inputs)
+        message = {"kind": "result", "index": item["index"], "observations": wire.encode(observed)}
+    except BaseException as error:  # SystemExit, KeyboardInterrupt... are the student's errors too
+        message = {"kind": "result", "index": item["index"],
+                   "error": wire.raised_record(error, _student_traceback(error, submission))}
+    _flush_std()
+    try:
+        _send(results, message)
+    except BaseException as error:  # an observation JSON cannot hold after all
+        _send(results, {"kind": "result", "index": item["index"], "error": wire.raised_record(error)})
+    os._exit(0)
+
+
+def _student_traceback(error, submission):
+    """The traceback cut to the scenario program's and the student's frames, paths shortened."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if frame.filename == submission or frame.filename.startswith("<scenario ")]
+    for frame in frames:
+        if frame.filename == submission:
+            frame.filename = os.path.basename(submission)
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
+    try:
+        lines += traceback.format_exception_only(type(error), error)
+    except BaseException:
+        lines.append(f"{type(error).__name__}\n")
+    return "".join(lines)
+
+
+if __name__ == "__main__":
+    warden(json.loads(sys.argv[1]))

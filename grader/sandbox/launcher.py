@@ -1,0 +1,377 @@
+"""The grader's side of the sandbox: start it, feed it, time it, read it, kill it.
+
+:class:`Sandbox` owns one sandbox process tree (see ``child.py``) and every pipe to it. It never
+interprets what a scenario observed; it only returns raw, size-limited, strictly decoded
+outcomes (:class:`ImportOutcome`, :class:`RunOutcome`) for the runner to judge. Wall-clock limits
+are enforced here with SIGKILL to the whole tree, found through the warden's /proc children.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.sandbox import proctree, wire
+from grader.sandbox.isolation import IsolationPlan, plan_isolation
+
+CHILD_SCRIPT = str(Path(__file__).with_name("child.py"))
+STARTUP_SECONDS = 60.0  # a clean interpreter plus numpy, even on a loaded machine
+_CHUNK = 65536
+
+
+@dataclass
+class Capture:
+    """The first ``limit`` bytes of a stream; the rest is counted and dropped, never held."""
+
+    limit: int
+    data: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        self.data += chunk[:max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
+
+    def text(self) -> str:
+        text = self.data.decode("utf-8", errors="replace")
+        return text + (f"\n... [{self.dropped:,} more bytes not shown]" if self.dropped else "")
+
+
+@dataclass
+class ImportOutcome:
+    ok: bool
+    error: wire.Raised | None = None   # the exception the student's module raised at import
+    problem: str | None = None         # timeout, crash, protocol: in the grader's words
+    timed_out: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    duration: float = 0.0
+
+
+@dataclass
+class RunOutcome:
+    """What one scenario run produced. Untrusted content, trusted framing."""
+
+    observations: object = None
+    error: wire.Raised | None = None   # the program raised (student code, as far as we know)
+    has_result: bool = False
+    problem: str | None = None         # malformed, oversize or duplicate message
+    exit: dict | None = None           # {"code": n} or {"signal": n}, as the zygote reported it
+    timed_out: bool = False
+    sandbox_died: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    duration: float = 0.0
+
+
+class Sandbox:
+    """One sandbox process tree. Start it early: the interpreter and numpy load while you prepare."""
+
+    def __init__(self, slot: int = 0, plan: IsolationPlan | None = None):
+        _make_grader_undumpable()
+        self.plan = plan or plan_isolation(slot)
+        self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
+        self.isolation: tuple[str, ...] = ()
+        self.forbidden_seen: list[str] = []
+        self.output_limit = 65536
+        self._reader = wire.FrameReader()
+        self._status_reader = wire.FrameReader(4096)
+        self._messages: list[dict] = []
+        self._problems: list[str] = []
+        self._zygote: int | None = None
+        self._dead = False
+        self._captures = (Capture(0), Capture(0))
+        self._spawn()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _spawn(self) -> None:
+        job_r, self._job_w = os.pipe()
+        self._results_r, results_w = os.pipe()
+        lifeline_r, self._lifeline_w = os.pipe()
+        self._status_r, status_w = os.pipe()
+        self._out_r, out_w = os.pipe()
+        self._err_r, err_w = os.pipe()
+        child_fds = (job_r, results_w, lifeline_r, status_w)
+        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w}}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": str(self.job_dir),
+               "TMPDIR": str(self.job_dir), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1"}
+        # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
+        # nothing next to the submission can shadow the standard library or numpy. -B: no .pyc.
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-B", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
+            stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd=self.job_dir, env=env, start_new_session=True)
+        for fd in (*child_fds, out_w, err_w):
+            os.close(fd)
+        self._selector = selectors.DefaultSelector()
+        for fd in (self._results_r, self._status_r, self._out_r, self._err_r):
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ)
+        self._started = time.monotonic()
+
+    def close(self) -> None:
+        """Kill the whole tree, reap it, close every pipe, delete the job folder. Idempotent."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        self._kill_tree()
+        try:
+            self.process.kill()
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        self._selector.close()
+        for fd in (self._job_w, self._results_r, self._lifeline_w, self._status_r, self._out_r, self._err_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.job_dir, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _kill_tree(self) -> None:
+        """SIGKILL everything below the warden: the zygote first, then every orphan."""
+        if self.process.poll() is not None:
+            return
+        if self._zygote is not None:
+            try:
+                os.kill(self._zygote, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proctree.kill_children(self.process.pid)
+
+    def sweep(self) -> int:
+        """Kill every process in the tree except the warden and the zygote (strays of a scenario)."""
+        if self._zygote is None or self.process.poll() is not None:
+            return 0
+        return proctree.kill_children(self.process.pid, keep=frozenset({self._zygote}))
+
+    # ------------------------------------------------------------------ protocol
+
+    def send_job(self, submission: Path, module: str, job: dict) -> None:
+        """Copy the submission into the job folder and send the job (programs, inputs, limits)."""
+        target = self.job_dir / submission.name
+        shutil.copyfile(submission, target)
+        self.plan.prepare(self.job_dir, target)
+        self.output_limit = job["output_limit"]
+        config = {**job, **self.plan.child_config(self.job_dir), "submission": str(target), "module": module}
+        self._write(config)
+
+    def wait_ready(self, import_seconds: float) -> ImportOutcome:
+        """Wait for the submission's import (the import limit starts once the sandbox is up)."""
+        begin = time.monotonic()
+        self._begin_capture()
+        outcome = ImportOutcome(ok=False)
+        if not self._pump(lambda: self._zygote is not None, self._started + STARTUP_SECONDS):
+            outcome.problem = self._death_or("the sandbox did not start")
+        else:
+            found: list[dict] = []
+
+            def arrived() -> bool:
+                if not found:
+                    found.extend(self._take({"ready", "import_error"}))
+                return bool(found)
+
+            if self._pump(arrived, time.monotonic() + import_seconds) and found:
+                outcome.ok = found[0]["kind"] == "ready"
+                outcome.error = found[0].get("error")
+            elif self._dead:
+                outcome.problem = self._death_or("the sandbox stopped before the import finished")
+            else:
+                outcome.timed_out = True
+                outcome.problem = f"importing the submission took longer than {import_seconds:g} s"
+                self._kill_tree()
+                self._dead = True
+        outcome.duration = time.monotonic() - begin
+        self._drain()
+        outcome.stdout, outcome.stderr = self._end_capture()
+        self.sweep()
+        return outcome
+
+    def run(self, index: int, seconds: float) -> RunOutcome:
+        """Run scenario ``index``; wait at most ``seconds`` of wall-clock time for it."""
+        outcome = RunOutcome()
+        if self._dead:
+            outcome.sandbox_died = True
+            return outcome
+        self._begin_capture()
+        begin = time.monotonic()
+        self._write({"run": index})
+        finished = self._pump(lambda: self._collect(index, outcome), begin + seconds)
+        outcome.duration = time.monotonic() - begin
+        if not finished:
+            outcome.timed_out = not self._dead
+            outcome.sandbox_died = self._dead
+            self._kill_tree()  # the zygote too: it cannot be trusted to stop the program
+            self._dead = True
+        self._drain()
+        outcome.stdout, outcome.stderr = self._end_capture()
+        self.sweep()
+        return outcome
+
+    def _collect(self, index: int, outcome: RunOutcome) -> bool:
+        """Move the messages for scenario ``index`` into ``outcome``; True once its exit is known."""
+        while self._messages:
+            message = self._messages.pop(0)
+            kind = message["kind"]
+            if kind == "result" and message.get("index") == index:
+                if outcome.has_result:
+                    outcome.problem = "the scenario sent more than one result"
+                    continue
+                outcome.has_result = True
+                outcome.observations = message.get("observations")
+                outcome.error = message.get("error")
+            elif kind == "exit" and message.get("index") == index:
+                outcome.exit = {k: v for k, v in message.items() if k in ("code", "signal")}
+                return True
+        if self._problems and outcome.problem is None:
+            outcome.problem = self._problems.pop(0)
+        if self._dead:
+            outcome.sandbox_died = True
+            return True
+        return False
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _write(self, message: dict) -> None:
+        data = wire.frame(message)
+        while data:
+            try:
+                data = data[os.write(self._job_w, data):]
+            except BrokenPipeError:
+                self._dead = True
+                return
+
+    def _pump(self, done, deadline: float) -> bool:
+        """Read every pipe until ``done()`` or the deadline; False on timeout or death."""
+        while not done():
+            if self._dead:
+                return done()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            for key, _ in self._selector.select(remaining):
+                self._read(key.fd)
+        return True
+
+    def _read(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return
+        if fd == self._out_r or fd == self._err_r:
+            if chunk:
+                self._captures[fd == self._err_r].add(chunk)
+            else:
+                self._selector.unregister(fd)
+        elif fd == self._status_r:
+            if not chunk:
+                self._selector.unregister(fd)
+            for body in self._status_reader.feed(chunk):
+                if isinstance(body, bytes):
+                    self._zygote = json.loads(body).get("zygote")
+        elif not chunk:  # results: every writer is gone, so the sandbox is dead
+            self._selector.unregister(fd)
+            self._dead = True
+        else:
+            for body in self._reader.feed(chunk):
+                self._accept(body)
+
+    def _accept(self, body: bytes | wire.ProtocolError) -> None:
+        try:
+            if isinstance(body, wire.ProtocolError):
+                raise body
+            message = _checked_envelope(wire.decode(body))
+        except wire.ProtocolError as error:
+            self._problems.append(f"the sandbox sent an unreadable message: {error}")
+            return
+        if message["kind"] == "sandbox" and not self.isolation:
+            self.isolation = tuple(message["isolation"])  # sent before any student code ran
+        elif message["kind"] == "forbidden":
+            self.forbidden_seen.append(message["module"])
+        else:
+            self._messages.append(message)
+
+    def _take(self, kinds: set[str]) -> list[dict]:
+        """Remove and return the first queued message of one of ``kinds`` (as a 0/1-item list)."""
+        for message in self._messages:
+            if message["kind"] in kinds:
+                self._messages.remove(message)
+                return [message]
+        return []
+
+    def _drain(self) -> None:
+        """Read what a finished (dead) scenario process left in the output pipes."""
+        for fd in (self._out_r, self._err_r):
+            for _ in range(64):
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except (BlockingIOError, OSError):
+                    break
+                if not chunk:
+                    break
+                self._captures[fd == self._err_r].add(chunk)
+
+    def _begin_capture(self) -> None:
+        self._captures = (Capture(self.output_limit), Capture(self.output_limit))
+
+    def _end_capture(self) -> tuple[str, str]:
+        return self._captures[0].text(), self._captures[1].text()
+
+    def _death_or(self, default: str) -> str:
+        code = self.process.poll()
+        if code is None:
+            return default
+        return default + (f" (killed by signal {-code})" if code < 0 else f" (exit code {code})")
+
+
+def _checked_envelope(message) -> dict:
+    """Accept only the message shapes the sandbox may send; anything else is a protocol error."""
+    if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
+        raise wire.ProtocolError("a message must be an object with a kind")
+    kind = message["kind"]
+    shapes = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": wire.Raised},
+              "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
+    if kind not in shapes:
+        raise wire.ProtocolError(f"unknown message kind {kind[:40]!r}")
+    for name, kind_of in shapes[kind].items():
+        if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
+            raise wire.ProtocolError(f"a {kind} message needs {name}")
+    if kind == "result":
+        if ("observations" in message) == ("error" in message) or set(message) - {"kind", "index", "observations", "error"}:
+            raise wire.ProtocolError("a result holds either observations or an error")
+        if "error" in message and not isinstance(message["error"], wire.Raised):
+            raise wire.ProtocolError("a result's error must be an exception record")
+    if kind == "exit" and not (isinstance(message.get("code"), int) or isinstance(message.get("signal"), int)):
+        raise wire.ProtocolError("an exit message needs a code or a signal")
+    if kind == "sandbox" and not all(isinstance(item, str) for item in message["isolation"]):
+        raise wire.ProtocolError("isolation must be a list of names")
+    return message
+
+
+_undumpable = False
+
+
+def _make_grader_undumpable() -> None:
+    """PR_SET_DUMPABLE 0: our /proc files become root's, so a sandbox with our uid cannot read
+    /proc/<grader>/mem or /environ, nor ptrace us."""
+    global _undumpable
+    if not _undumpable:
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+        _undumpable = True
