@@ -1,0 +1,55 @@
+"""``grader check`` as a library call: find the file and the assignment, grade the public scenarios."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.results import SubmissionResult
+from grader.sandbox.launcher import Sandbox
+from grader.spec import SPEC_FILE, Assignment, load_assignment
+from grader.spec_yaml import parse
+
+
+@dataclass(frozen=True)
+class Located:
+    submission: Path
+    assignment_dir: Path
+
+
+def locate(file: Path | None, assignment_dir: Path | None, cwd: Path | None = None) -> Located:
+    """Resolve ``grader check [FILE] [--assignment DIR]``.
+
+    The assignment is ``DIR``, else the folder of FILE when it holds an assignment.yaml, else the
+    current folder. FILE defaults to the assignment's submission file in the current folder.
+    """
+    cwd = cwd or Path.cwd()
+    if assignment_dir is None:
+        near_file = file.parent if file is not None else None
+        assignment_dir = near_file if near_file is not None and (near_file / SPEC_FILE).is_file() else cwd
+    spec = assignment_dir / SPEC_FILE
+    if not spec.is_file():
+        where = "this folder" if assignment_dir.resolve() == cwd.resolve() else str(assignment_dir)
+        raise UsageError(f"no {SPEC_FILE} in {where}: run grader check inside the exercise folder, "
+                         f"or pass --assignment DIR")
+    if file is None:
+        name = parse(spec.read_text(encoding="utf-8"), str(spec)).get("submission")
+        if not isinstance(name, str):
+            load_assignment(assignment_dir)  # raises the precise spec error
+        file = Path(name) if cwd == Path.cwd() else cwd / name  # shown as the student would type it
+        if not (cwd / name).is_file():
+            raise UsageError(f"{name} is not in {cwd}: run grader check where your {name} is, "
+                             f"or pass it: grader check path/to/{name}")
+    elif not file.is_file():
+        raise UsageError(f"{file} does not exist")
+    return Located(file, assignment_dir)
+
+
+def run_check(located: Located, *, seed: int | None = None,
+              sandbox: Sandbox | None = None) -> tuple[SubmissionResult, Assignment]:
+    """Grade the public scenarios; returns the result and the assignment it was graded on."""
+    from grader.runner import grade_submission
+
+    assignment = load_assignment(located.assignment_dir)
+    return grade_submission(located.submission, assignment, seed=seed, sandbox=sandbox), assignment

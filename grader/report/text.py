@@ -1,0 +1,56 @@
+"""Plain-text explanations of results, shared by every reporter (console, JSON, Gradescope, JUnit).
+
+Pure functions over result data. A ``style`` callable may decorate headings (the console passes
+a colouring one on a TTY); everything else gets plain text.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Callable
+
+from grader.results import ScenarioResult, Status, SubmissionResult
+
+Style = Callable[[str, str], str]  # (text, role) -> text; roles: "pass", "fail", "dim", "bold"
+
+STATUS_WORDS = {
+    Status.PASSED: "passed", Status.FAILED: "FAILED", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT",
+    Status.MEMORY: "MEMORY", Status.CRASHED: "CRASHED", Status.NOT_RUN: "NOT RUN",
+}
+
+
+def plain(text: str, role: str) -> str:
+    return text
+
+
+def points(value: float) -> str:
+    """3.0 -> '3', 2.5 -> '2.5'."""
+    return f"{value:g}"
+
+
+def explain(scenario: ScenarioResult, style: Style = plain, show_program: bool = True) -> str:
+    """Everything a student needs about one scenario that did not pass, as indented text."""
+    feedback = scenario.feedback
+    lines = [f"{STATUS_WORDS[scenario.status]}: {feedback.summary}"]
+    if show_program and scenario.program:
+        lines += ["", "What the scenario ran (ad is your module):", _indent(scenario.program.rstrip())]
+    if feedback.what is not None:
+        lines += ["", f"Checked:   {feedback.what}", f"Expected:  {feedback.expected}", f"Got:       {feedback.got}"]
+    if feedback.misconception:
+        lines += ["", style(f"Likely misconception: {feedback.misconception}", "bold")]
+    if feedback.traceback:
+        lines += ["", "Traceback (your code and the scenario's lines only):", _indent(feedback.traceback.rstrip())]
+    for name, text in (("stdout", feedback.stdout), ("stderr", feedback.stderr)):
+        if text.strip():
+            lines += ["", f"Captured {name}:", _indent(text.rstrip())]
+    return "\n".join(lines)
+
+
+def one_line(result: SubmissionResult) -> str:
+    passed = sum(s.passed for s in result.scenarios)
+    return (f"{points(result.score)}/{points(result.max_score)} points, "
+            f"{passed} of {len(result.scenarios)} scenarios passed")
+
+
+def _indent(text: str) -> str:
+    return textwrap.indent(text, "    ")
