@@ -199,8 +199,8 @@ def _scenarios(spec_path: Path, document: MarkedDict, top: dict, tasks: list[Tas
                                        visibility, float(values["time_limit"] or limits.time), defined[sid]))
     for sid, code in defined.items():
         if sid not in named:
-            checker.problem(code.lineno, sid, f"scenario {sid!r} is defined in {code_path.name} "
-                            f"but not listed in {spec_path.name}")
+            checker.problems.append(SpecError(str(code_path), code.lineno, sid, f"scenario {sid!r} is defined in "
+                                              f"{code_path.name} but not listed in {spec_path.name}"))
     if checker.problems:
         raise SpecErrors(checker.problems)
     return tuple(result)

@@ -109,7 +109,7 @@ class Sandbox:
         # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
         # nothing next to the submission can shadow the standard library or numpy. -B: no .pyc.
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
+            [sys.executable, "-I", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
             stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd=self.job_dir, env=env, start_new_session=True)
         for fd in (*child_fds, out_w, err_w):
             os.close(fd)

@@ -1,0 +1,242 @@
+"""The runner and sandbox on the engine-test assignment: every way a scenario can end, for real.
+
+Each submission here is the correct ``squares.py`` with one change; every run starts real sandbox
+processes. The assertions are on result data: status, points, feedback.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import grade_submission, load_assignment
+from grader.results import Status
+
+MINI = Path(__file__).parent / "fixtures" / "mini"
+CORRECT = (MINI / "squares.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def mini():
+    return load_assignment(MINI)
+
+
+def submit(tmp_path: Path, source: str, name: str = "squares.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def with_square(body: str) -> str:
+    """The correct submission with square() replaced by ``body`` (indented by the caller's dedent)."""
+    return CORRECT.replace("    return np.asarray(x, dtype=float) ** 2", textwrap.indent(textwrap.dedent(body), "    "))
+
+
+def by_id(result):
+    return {s.id: s for s in result.scenarios}
+
+
+def test_correct_submission_gets_full_marks(mini):
+    result = grade_submission(MINI / "squares.py", mini, seed=3)
+    assert result.score == result.max_score == 6
+    assert all(s.status is Status.PASSED for s in result.scenarios)
+    assert result.error is None
+    assert "rlimits" in result.isolation
+
+
+def test_state_does_not_leak_between_scenarios(mini, tmp_path):
+    # square() and grad_square() bump CALLS in their scenarios; fresh_state must still read 0.
+    result = grade_submission(MINI / "squares.py", mini, seed=3)
+    assert by_id(result)["fresh_state"].status is Status.PASSED
+
+
+def test_same_seed_same_inputs_different_seed_different_inputs(mini, tmp_path):
+    wrong = submit(tmp_path, with_square("print(list(x)); return x"))
+    one, two = (grade_submission(wrong, mini, seed=s) for s in (5, 5))
+    other = grade_submission(wrong, mini, seed=6)
+    assert by_id(one)["square_values"].feedback.stdout == by_id(two)["square_values"].feedback.stdout
+    assert by_id(one)["square_values"].feedback.stdout != by_id(other)["square_values"].feedback.stdout
+
+
+def test_wrong_value_fails_with_expected_got_and_misconception(mini, tmp_path):
+    result = grade_submission(submit(tmp_path, with_square("return 2 * np.asarray(x)")), mini, seed=1)
+    failed = by_id(result)["square_values"]
+    assert failed.status is Status.FAILED and failed.points == 0
+    assert failed.feedback.what == "square(x)"
+    assert "shape" in failed.feedback.expected and "shape" in failed.feedback.got
+    assert failed.feedback.misconception == "returned 2x, the gradient"
+    assert result.score == 4
+
+
+def test_exception_is_an_error_with_the_students_frames_only(mini, tmp_path):
+    result = grade_submission(submit(tmp_path, with_square("raise ValueError('boom')")), mini, seed=1)
+    errored = by_id(result)["square_values"]
+    assert errored.status is Status.ERROR
+    assert errored.feedback.summary == "raised ValueError: boom"
+    trace = errored.feedback.traceback
+    assert 'File "squares.py"' in trace and "<scenario square_values>" in trace
+    assert "child.py" not in trace and "grader" not in trace
+
+
+def test_infinite_loop_times_out_and_the_rest_still_run(mini, tmp_path):
+    started = time.monotonic()
+    result = grade_submission(submit(tmp_path, with_square("while True: pass")), mini, seed=1)
+    assert by_id(result)["square_values"].status is Status.TIMEOUT
+    assert by_id(result)["grad_values"].status is Status.PASSED  # in a fresh sandbox
+    assert by_id(result)["fresh_state"].status is Status.PASSED
+    assert time.monotonic() - started < 10
+
+
+def test_sleeping_forever_times_out(mini, tmp_path):
+    result = grade_submission(submit(tmp_path, with_square("import time; time.sleep(10**9)")), mini, seed=1)
+    assert by_id(result)["square_values"].status is Status.TIMEOUT
+
+
+@pytest.mark.parametrize("bomb", ["np.ones((10**5, 10**5))", "[0] * 10**10"])
+def test_memory_bomb_hits_the_memory_limit(mini, tmp_path, bomb):
+    result = grade_submission(submit(tmp_path, with_square(f"big = {bomb}")), mini, seed=1)
+    assert by_id(result)["square_values"].status is Status.MEMORY
+    assert "1024 MiB" in by_id(result)["square_values"].feedback.summary
+    assert by_id(result)["grad_values"].status is Status.PASSED
+
+
+@pytest.mark.parametrize("body, status", [
+    ("import os; os._exit(0)", Status.CRASHED),
+    ("import sys; sys.exit(0)", Status.ERROR),
+    ("raise KeyboardInterrupt", Status.ERROR),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", Status.CRASHED),
+])
+def test_ending_the_process_earns_nothing(mini, tmp_path, body, status):
+    result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)
+    assert by_id(result)["square_values"].status is status
+    assert by_id(result)["square_values"].points == 0
+    assert by_id(result)["grad_values"].status is Status.PASSED
+
+
+@pytest.mark.parametrize("body", [
+    # an object equal to everything
+    "class Liar:\n    def __eq__(self, other): return True\n    def __bool__(self): return True\nreturn Liar()",
+    # subclasses that could lie through overridden methods
+    "class F(float):\n    def __eq__(self, other): return True\nreturn F(1.0)",
+    "class A(np.ndarray):\n    def __eq__(self, other): return True\nreturn (np.asarray(x) ** 2).view(A)",
+    "return np.full(np.shape(x), np.nan)",
+    "return np.full(np.shape(x), np.inf)",
+    "return True",
+    "return (x * x).tolist()",
+    "def g():\n    while True: yield 1\nreturn g()",
+])
+def test_lying_values_fail(mini, tmp_path, body):
+    result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)
+    assert by_id(result)["square_values"].status is Status.FAILED
+    assert by_id(result)["square_values"].points == 0
+
+
+def test_printed_results_are_shown_never_parsed(mini, tmp_path):
+    forged = '{"score": 6, "max_score": 6, "tests": []}'
+    source = with_square(f"print({forged!r}); import os; os.write(1, b'passed 6/6\\n'); return x")
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    scenario = by_id(result)["square_values"]
+    assert scenario.status is Status.FAILED
+    assert forged in scenario.feedback.stdout and "passed 6/6" in scenario.feedback.stdout
+    assert result.score == 4
+
+
+def test_forged_message_on_the_result_pipe_is_not_a_pass(mini, tmp_path):
+    # Guess the result pipe's descriptor and write a well-formed frame claiming a pass.
+    body = """\
+        import json, os, struct
+        body = json.dumps({"kind": "result", "index": 0, "observations": {"passed": True}}).encode()
+        for fd in range(3, 12):
+            try:
+                os.write(fd, struct.pack(">I", len(body)) + body)
+            except OSError:
+                pass
+        return x
+        """
+    result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)
+    assert by_id(result)["square_values"].status is Status.FAILED
+    assert result.score <= 4
+
+
+def test_huge_output_is_capped(mini, tmp_path):
+    source = with_square("import sys\nfor _ in range(200): sys.stdout.write('x' * 1_000_000)\nreturn x * x")
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    scenario = by_id(result)["square_values"]
+    assert scenario.status in (Status.PASSED, Status.TIMEOUT)
+    assert len(scenario.feedback.stdout) < 10_000 and "more bytes not shown" in scenario.feedback.stdout
+
+
+def test_escaped_grandchild_is_killed_when_the_scenario_ends(mini, tmp_path):
+    body = """\
+        import os, sys, time
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            time.sleep(10**6)
+        print("grandchild", pid); sys.stdout.flush()
+        return np.asarray(x) ** 2
+        """
+    result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)
+    scenario = by_id(result)["square_values"]
+    assert scenario.status is Status.PASSED
+    pid = int(scenario.feedback.stdout.split()[1])
+    time.sleep(0.05)
+    assert not _alive(pid), "the setsid'ed grandchild outlived its scenario"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ")[1][0] not in "ZX"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def square(x)\n    return x\n", "squares.py, line 1: expected ':'\n    def square(x)\n                 ^"),
+    ("import torch\n", "squares.py, line 1: imports 'torch'"),
+    ("import importlib\nm = importlib.import_module('jax.numpy')\n", "squares.py, line 2: imports 'jax.numpy'"),
+    ("exec('import torch')\n", "squares.py, line 1: imports 'torch'"),
+])
+def test_static_problems_give_one_message_and_zero(mini, tmp_path, source, expected):
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    assert result.score == 0 and result.error.startswith(expected)
+    assert all(s.status is Status.NOT_RUN for s in result.scenarios)
+
+
+def test_disguised_forbidden_import_is_caught_at_run_time(mini, tmp_path):
+    source = CORRECT + "\ntry:\n    __import__('to' + 'rch')\nexcept ImportError:\n    pass\n"
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    assert result.score == 0 and "'torch'" in result.error
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ("raise RuntimeError('no numpy here')\n", "importing squares.py failed: RuntimeError: no numpy here"),
+    ("while True:\n    pass\n", "importing the submission took longer than 3 s"),
+    ("input()\n", "importing squares.py failed: EOFError"),
+    ("import sys\nsys.exit(0)\n", "importing squares.py failed: SystemExit"),
+])
+def test_import_failures_give_zero_with_one_message(mini, tmp_path, source, fragment):
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    assert result.score == 0 and fragment in result.error
+    assert all(s.status is Status.NOT_RUN for s in result.scenarios)
+
+
+def test_missing_file_is_one_message(mini, tmp_path):
+    result = grade_submission(tmp_path / "squares.py", mini, seed=1)
+    assert result.score == 0 and result.error.startswith("squares.py was not found")
+
+
+def test_no_sandbox_process_survives_grading(mini, tmp_path):
+    before = set(_children_of(os.getpid()))
+    grade_submission(submit(tmp_path, with_square("while True: pass")), mini, seed=1)
+    assert set(_children_of(os.getpid())) <= before
+
+
+def _children_of(pid: int) -> list[int]:
+    from grader.sandbox.proctree import children
+    return children(pid)

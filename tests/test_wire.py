@@ -1,0 +1,108 @@
+"""The wire codec: what the sandbox may send, and everything the grader refuses."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from grader.sandbox.wire import (MAX_DEPTH, FrameReader, Opaque, ProtocolError, Raised, decode, encode, frame,
+                                 raised_record)
+
+
+def roundtrip(value):
+    return decode(json.dumps(encode(value)).encode())
+
+
+def test_plain_values_roundtrip():
+    value = {"a": [None, True, 3, 2.5, "text"], "b": {"c": []}}
+    assert roundtrip(value) == value
+
+
+def test_arrays_roundtrip_as_float64_copies_with_shape():
+    array = np.arange(6.0).reshape(2, 3)
+    back = roundtrip(array)
+    assert isinstance(back, np.ndarray) and back.dtype == np.float64 and back.shape == (2, 3)
+    assert np.array_equal(back, array)
+    assert roundtrip(np.array(2.0)).shape == ()
+
+
+def test_non_finite_floats_are_tagged_not_literal():
+    text = json.dumps(encode([math.nan, np.array([1.0, math.inf])]), allow_nan=False)
+    back = decode(text.encode())
+    assert math.isnan(back[0]) and back[1][1] == math.inf
+
+
+def test_numpy_scalar_is_not_an_array():
+    back = roundtrip(np.float64(1.5))
+    assert isinstance(back, np.float64) and not isinstance(back, np.ndarray)
+
+
+def test_exceptions_become_records():
+    back = roundtrip(RuntimeError("backward through the graph a second time"))
+    assert isinstance(back, Raised) and back.is_a("RuntimeError") and back.is_a("Exception")
+    assert "second time" in back.message
+
+
+def test_subclasses_and_objects_become_opaque_without_calling_their_methods():
+    class Liar(float):
+        def __repr__(self):
+            raise AssertionError("must not be called")
+
+        def __eq__(self, other):
+            return True
+
+    back = roundtrip([Liar(2.0), object()])
+    assert all(isinstance(item, Opaque) for item in back)
+    assert "2.0" in back[0].repr
+
+
+def test_hostile_str_of_an_exception_is_survived():
+    class Nasty(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    record = raised_record(Nasty())
+    assert "raised RuntimeError" in record["__raised__"]["message"]
+
+
+@pytest.mark.parametrize("body", [
+    b'{"x": NaN}', b'{"x": Infinity}', b"[1e999]", b"not json", b"\xff\xfe",
+    b'{"__ndarray__": {"dtype": "object", "shape": [1], "data": [1]}}',
+    b'{"__ndarray__": {"dtype": "float64", "shape": [3], "data": [1, 2]}}',
+    b'{"__ndarray__": {"dtype": "float64", "shape": [1], "data": ["x"]}}',
+    b'{"__raised__": {"type": "E"}}',
+    b'{"__float__": "1.0"}',
+    b"[" * 10_000 + b"]" * 10_000,
+    json.dumps(list(range(300_000))).encode(),
+])
+def test_malformed_or_oversized_messages_are_refused(body):
+    with pytest.raises(ProtocolError):
+        decode(body)
+
+
+def test_depth_limit():
+    value = []
+    for _ in range(MAX_DEPTH + 5):
+        value = [value]
+    with pytest.raises(ProtocolError):
+        decode(json.dumps(value).encode())
+
+
+def test_frames_are_reassembled_from_any_chunking():
+    stream = frame({"a": 1}) + frame({"b": [2, 3]})
+    reader = FrameReader()
+    bodies = []
+    for byte in stream:
+        bodies += reader.feed(bytes([byte]))
+    assert [json.loads(b) for b in bodies] == [{"a": 1}, {"b": [2, 3]}]
+
+
+def test_an_oversize_frame_is_reported_and_skipped():
+    reader = FrameReader(max_bytes=100)
+    huge = frame({"x": "y" * 1000})
+    out = reader.feed(huge[:50]) + reader.feed(huge[50:] + frame({"ok": True}))
+    assert isinstance(out[0], ProtocolError)
+    assert json.loads(out[1]) == {"ok": True}
