@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grader.errors import SpecError
 from grader.scenario import Scenario, load_scenarios
-from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, SpecErrors, did_you_mean, parse
+from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean, parse
 
 SPEC_FILE = "assignment.yaml"
 HIDDEN_SPEC_FILE = "hidden.yaml"
@@ -116,10 +116,11 @@ def load_assignment(directory: str | Path, hidden: str | Path | None = None) -> 
                     int(top["memory_limit_mb"] or 1024), int(top["output_limit_kb"] or 64) * 1024)
     forbidden = _forbidden(checker, document, top["forbidden_imports"])
     _check_names(checker, document, top)
-    checker.raise_if_any()
+    if top["scenario_file"] is None or top["scenarios"] is None:
+        checker.raise_if_any()
 
     digest = hashlib.sha256(spec_path.read_bytes())
-    scenarios = _scenarios(spec_path, document, top, tasks, "public", limits, digest)
+    scenarios = _scenarios(checker, spec_path, document, top, tasks, "public", limits, digest)
     hidden_directory = None
     if hidden is not None:
         hidden_directory = Path(hidden)
@@ -159,10 +160,11 @@ def _forbidden(checker: Fields, document: MarkedDict, raw) -> tuple[str, ...]:
     return names
 
 
-def _scenarios(spec_path: Path, document: MarkedDict, top: dict, tasks: list[Task], visibility: str,
-               limits: Limits, digest) -> tuple[ScenarioSpec, ...]:
-    """Read the scenario list of one spec file and join it with its scenario file's code."""
-    checker = Fields(str(spec_path))
+def _scenarios(checker: Fields, spec_path: Path, document: MarkedDict, top: dict, tasks: list[Task],
+               visibility: str, limits: Limits, digest) -> tuple[ScenarioSpec, ...]:
+    """Read the scenario list of one spec file and join it with its scenario file's code.
+
+    Raises every problem found so far in ``checker`` (the spec's own included) at once."""
     code_path = spec_path.parent / top["scenario_file"]
     if not code_path.is_file():
         raise SpecError(str(spec_path), document.lines["scenario_file"], "scenario_file",
@@ -201,8 +203,7 @@ def _scenarios(spec_path: Path, document: MarkedDict, top: dict, tasks: list[Tas
         if sid not in named:
             checker.problems.append(SpecError(str(code_path), code.lineno, sid, f"scenario {sid!r} is defined in "
                                               f"{code_path.name} but not listed in {spec_path.name}"))
-    if checker.problems:
-        raise SpecErrors(checker.problems)
+    checker.raise_if_any()
     return tuple(result)
 
 
@@ -229,7 +230,7 @@ def _load_hidden(directory: Path, assignment_id: str, tasks: list[Task], limits:
                         f"is {top['assignment']!r} but the assignment is {assignment_id!r}")
     checker.raise_if_any()
     digest.update(spec_path.read_bytes())
-    scenarios = _scenarios(spec_path, document, top, tasks, "hidden", limits, digest)
+    scenarios = _scenarios(checker, spec_path, document, top, tasks, "hidden", limits, digest)
     clash = sorted(public_ids & {s.id for s in scenarios})
     if clash:
         raise SpecError(str(spec_path), document.lines["scenarios"], "scenarios",

@@ -1,0 +1,148 @@
+"""``grader check`` through the real CLI: exit codes, defaults, seeds, JSON and error lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import ExitCode, main
+
+ROOT = Path(__file__).parent.parent
+MINI = ROOT / "tests" / "fixtures" / "mini"
+SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
+
+
+def run(*args: str, cwd: Path | None = None):
+    """The CLI in-process (click's runner), from ``cwd``."""
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=None) if cwd is None else _chdir(cwd):
+        return runner.invoke(main, list(args), catch_exceptions=False)
+
+
+class _chdir:
+    def __init__(self, path: Path):
+        self.path, self.old = path, None
+
+    def __enter__(self):
+        import os
+        self.old = os.getcwd()
+        os.chdir(self.path)
+
+    def __exit__(self, *exc):
+        import os
+        os.chdir(self.old)
+
+
+@pytest.fixture
+def exercise(tmp_path: Path) -> Path:
+    """A student's copy of the engine-test exercise folder."""
+    folder = tmp_path / "mini"
+    shutil.copytree(MINI, folder)
+    return folder
+
+
+def test_all_passed_exits_0_and_prints_the_score_and_seed(exercise):
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "Score: 6/6 points, 3 of 3 scenarios passed" in result.output
+    assert re.search(r"seed \d+ \(rerun it with --seed \d+\)", result.output)
+
+
+def test_failures_exit_1_and_are_explained(exercise):
+    source = (exercise / "squares.py").read_text().replace("** 2", "* 2")
+    (exercise / "squares.py").write_text(source)
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.FAILED
+    for fragment in ("FAILED", "Checked:   square(x)", "Expected:", "Got:",
+                     "Likely misconception: returned 2x, the gradient", "def square_values(sq, x):"):
+        assert fragment in result.output
+
+
+def test_the_seed_reproduces_the_run(exercise):
+    (exercise / "squares.py").write_text((exercise / "squares.py").read_text().replace(
+        "return np.asarray(x, dtype=float) ** 2", "print(x); return x"))
+    first = run("check", "--json", cwd=exercise)
+    seed = json.loads(first.output)["seed"]
+    again = run("check", "--json", "--seed", str(seed), cwd=exercise)
+    other = run("check", "--json", "--seed", str(seed + 1), cwd=exercise)
+
+    def outputs(result):
+        return [s["feedback"]["stdout"] for s in json.loads(result.output)["scenarios"]]
+
+    assert outputs(first) == outputs(again) != outputs(other)
+
+
+def test_json_output_follows_the_published_schema(exercise):
+    result = run("check", "--json", cwd=exercise)
+    document = json.loads(result.output)
+    jsonschema.validate(document, SCHEMA)
+    assert document["score"] == document["max_score"] == 6
+    assert [t["status"] for t in document["tests"]] == ["passed"] * 3
+
+
+def test_file_and_assignment_can_be_given_from_elsewhere(exercise, tmp_path):
+    result = run("check", str(exercise / "squares.py"), cwd=tmp_path)
+    assert result.exit_code == ExitCode.OK
+    elsewhere = tmp_path / "mine.py"
+    shutil.copy(exercise / "squares.py", elsewhere)
+    assert run("check", str(elsewhere), "--assignment", str(exercise), cwd=tmp_path).exit_code == ExitCode.OK
+
+
+def test_verbose_shows_the_isolation(exercise):
+    assert "Isolation: rlimits" in run("check", "-v", cwd=exercise).output
+
+
+@pytest.mark.parametrize("args, message", [
+    (("check",), "Error: no assignment.yaml in this folder: run grader check inside the exercise folder"),
+    (("check", "nope.py"), "Error: no assignment.yaml in this folder"),
+])
+def test_usage_errors_exit_2_with_one_line(tmp_path, args, message):
+    result = run(*args, cwd=tmp_path)
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output.startswith(message) and len(result.output.strip().splitlines()) == 1
+
+
+def test_missing_submission_says_where_to_run(exercise):
+    (exercise / "squares.py").unlink()
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.USAGE
+    assert "Error: squares.py is not in" in result.output and "grader check path/to/squares.py" in result.output
+
+
+def test_spec_errors_exit_2_with_file_line_field(exercise):
+    spec = exercise / "assignment.yaml"
+    spec.write_text(spec.read_text().replace("time_limit: 2", "time_limt: 2").replace("task: grads", "task: grad"))
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.USAGE
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith(f"Error: {spec}:") for line in lines)
+    assert "time_limt: unknown field (did you mean 'time_limit'?)" in lines[0]
+
+
+def test_syntax_error_is_graded_zero_with_the_caret(exercise):
+    (exercise / "squares.py").write_text("def square(x)\n    return x\n")
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.FAILED
+    assert "squares.py, line 1: expected ':'\n       def square(x)\n                    ^" in result.output
+    assert "Score: 0/6 points" in result.output
+
+
+def test_python_dash_m_and_the_console_script_agree(exercise):
+    by_module = subprocess.run([sys.executable, "-m", "grader", "check", "--json"], cwd=exercise,
+                               capture_output=True, text=True)
+    script = Path(sys.executable).with_name("grader")
+    by_script = subprocess.run([str(script), "check", "--json"], cwd=exercise, capture_output=True, text=True)
+    assert by_module.returncode == by_script.returncode == 0, by_module.stderr + by_script.stderr
+    assert json.loads(by_module.stdout)["score"] == json.loads(by_script.stdout)["score"] == 6
+
+
+def test_no_colours_when_not_a_tty(exercise):
+    assert "\x1b[" not in run("check", cwd=exercise).output
