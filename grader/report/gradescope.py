@@ -1,0 +1,99 @@
+"""Gradescope's autograder ``results.json`` for one submission (``--format gradescope``).
+
+The format is Gradescope's published autograder specification,
+https://gradescope-autograders.readthedocs.io/en/latest/specs/ ; our reading of it is checked in
+``tests/schemas/gradescope_results.schema.json``. Rules that shape this module:
+
+- A top-level ``score`` overrides the sum of the tests' scores; we always give it, so Gradescope
+  shows exactly the score our scoring computed.
+- ``visibility`` (top level and per test) and ``stdout_visibility`` take one of ``hidden``,
+  ``after_due_date``, ``after_published``, ``visible``. A test's own visibility overrides the
+  top level's. Gradescope notes that while any test is hidden a student cannot see the total.
+- A test's ``status`` is ``passed`` or ``failed`` (it colours the test, independent of score).
+- Output strings are rendered as ``text`` (in a ``<pre>``, escaped): a student's captured output
+  is arbitrary text, and ``html``/``md`` would let it inject markup into the results page.
+"""
+
+from __future__ import annotations
+
+import json
+
+from grader.report.text import explain, one_line
+from grader.results import ScenarioResult, SubmissionResult
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+DEFAULT_HIDDEN_VISIBILITY = "after_published"
+
+
+def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY,
+                    execution_time: float | None = None) -> dict:
+    """Gradescope's ``results.json`` document for one graded submission.
+
+    Public scenarios are ``visible``; hidden ones get ``hidden_visibility`` (one of
+    :data:`VISIBILITIES`, else ``ValueError``) and their feedback never includes the scenario's
+    program. ``execution_time`` (seconds) defaults to ``result.timings["total"]`` and is left out
+    when neither is known. Each test is numbered ``<task index>.<scenario index within the task>``.
+    """
+    if hidden_visibility not in VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}; "
+                         f"got {hidden_visibility!r}")
+    if execution_time is None:
+        execution_time = result.timings.get("total")
+    document = {"score": result.score}
+    if execution_time is not None:
+        document["execution_time"] = round(float(execution_time), 3)
+    document.update({
+        "output": _summary(result),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",  # the grader's own log is for instructors
+        "extra_data": {"assignment": result.assignment, "assignment_digest": result.assignment_digest,
+                       "seed": result.seed, "submission_sha256": result.submission_sha256,
+                       "grader_version": result.grader_version},
+        "tests": [_test(scenario, number, hidden_visibility)
+                  for scenario, number in zip(result.scenarios, _numbers(result))],
+    })
+    return document
+
+
+def dumps(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY,
+          execution_time: float | None = None) -> str:
+    """:func:`to_results_json` as JSON text, ready to write to ``/autograder/results/results.json``."""
+    document = to_results_json(result, hidden_visibility=hidden_visibility, execution_time=execution_time)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _summary(result: SubmissionResult) -> str:
+    line = one_line(result)
+    if result.error:
+        return f"{line}\nThis submission could not be graded: {result.error}"
+    return line
+
+
+def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:
+    public = scenario.visibility == "public"
+    return {
+        "name": f"{scenario.id}: {scenario.title}",
+        "number": number,
+        "score": scenario.points,
+        "max_score": scenario.max_points,
+        "status": "passed" if scenario.passed else "failed",
+        # A hidden scenario's source is exactly what keeping it hidden protects.
+        "output": "passed" if scenario.passed else explain(scenario, show_program=public),
+        "visibility": "visible" if public else hidden_visibility,
+    }
+
+
+def _numbers(result: SubmissionResult) -> list[str]:
+    """'<task>.<scenario>' (1-based), tasks in the assignment's order, scenarios in run order."""
+    task_index = {task.id: i for i, task in enumerate(result.tasks, start=1)}
+    seen: dict[str, int] = {}
+    numbers = []
+    for scenario in result.scenarios:
+        # A scenario of a task the result does not list still gets a stable, distinct number.
+        task = task_index.setdefault(scenario.task, len(task_index) + 1)
+        seen[scenario.task] = seen.get(scenario.task, 0) + 1
+        numbers.append(f"{task}.{seen[scenario.task]}")
+    return numbers
