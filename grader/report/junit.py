@@ -1,0 +1,97 @@
+"""JUnit XML (``--junit FILE``) for CI systems and GitHub Classroom: a suite per submission.
+
+Layout, in the dialect most CI tools read (pytest's, Jenkins')::
+
+    <testsuites name="autodiff-grader" tests= failures= errors= skipped= time=>
+      <testsuite name="<student id>" tests= failures= errors= skipped= time=>
+        <testcase classname="<assignment>.<task>" name="<scenario id>" time=>
+          <failure message="<summary>">explanation</failure>        failed
+          <error type="<status>" message="<summary>">...</error>   error, timeout, memory, crashed
+          <skipped message="<summary>"/>                            not_run
+          <system-out>/<system-err>                                 the student's captured output
+        </testcase>
+        <testcase classname="<assignment>" name="submission">       only when it could not be graded
+          <error type="ungradable" message="<why>"/>
+      ...
+
+Student output is arbitrary text: ElementTree escapes markup (``<``, ``&``, ``]]>``), and the
+characters XML 1.0 cannot carry at all (NUL, ESC, other C0 controls, lone surrogates) are
+replaced by a visible ``\\xNN`` (or ``\\uNNNN``) so the file always parses.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from grader.report.text import explain
+from grader.results import ScenarioResult, Status, SubmissionResult
+
+_ERRORS = {Status.ERROR, Status.TIMEOUT, Status.MEMORY, Status.CRASHED}
+# Everything outside XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets).
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def to_junit_xml(results: list[tuple[str, SubmissionResult]]) -> str:
+    """JUnit XML for ``(student id, result)`` pairs, one ``<testsuite>`` each, in the given order.
+
+    Returns the document as text with an XML declaration; write it encoded as UTF-8.
+    """
+    root = ET.Element("testsuites", name="autodiff-grader")
+    for student, result in results:
+        root.append(_suite(student, result))
+    _count(root, root.findall("testsuite"))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 forbids replaced by a visible ``\\xNN``/``\\uNNNN`` escape."""
+    return _NOT_XML.sub(_escape, text)
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # as Python would write it
+
+
+def _suite(student: str, result: SubmissionResult) -> ET.Element:
+    suite = ET.Element("testsuite", name=xml_safe(student))
+    for scenario in result.scenarios:
+        suite.append(_case(result.assignment, scenario))
+    if result.error:
+        # A suite of skipped cases would read as green in CI; an error case makes it red.
+        case = ET.SubElement(suite, "testcase", classname=xml_safe(result.assignment), name="submission",
+                             time="0.000")
+        ET.SubElement(case, "error", type="ungradable", message=xml_safe(result.error)).text = \
+            xml_safe(result.error)
+    _count(suite, suite.findall("testcase"), time=result.timings.get("total"))
+    return suite
+
+
+def _case(assignment: str, scenario: ScenarioResult) -> ET.Element:
+    case = ET.Element("testcase", classname=xml_safe(f"{assignment}.{scenario.task}"),
+                      name=xml_safe(scenario.id), time=f"{scenario.duration:.3f}")
+    summary = xml_safe(scenario.feedback.summary)
+    detail = xml_safe(explain(scenario, show_program=scenario.visibility == "public"))
+    if scenario.status is Status.FAILED:
+        ET.SubElement(case, "failure", message=summary).text = detail
+    elif scenario.status in _ERRORS:
+        ET.SubElement(case, "error", type=scenario.status.value, message=summary).text = detail
+    elif scenario.status is Status.NOT_RUN:
+        ET.SubElement(case, "skipped", message=summary)
+    for tag, text in (("system-out", scenario.feedback.stdout), ("system-err", scenario.feedback.stderr)):
+        if text:
+            ET.SubElement(case, tag).text = xml_safe(text)
+    return case
+
+
+def _count(element: ET.Element, children: list[ET.Element], time: float | None = None) -> None:
+    """Set tests/failures/errors/skipped/time on a suite (from its cases) or the root (from suites)."""
+    cases = [c for child in children for c in ([child] if child.tag == "testcase" else child.iter("testcase"))]
+    element.set("tests", str(len(cases)))
+    for tag, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        element.set(attribute, str(sum(case.find(tag) is not None for case in cases)))
+    if time is None:
+        time = sum(float(child.get("time", 0)) for child in children)
+    element.set("time", f"{time:.3f}")
