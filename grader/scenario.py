@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib.util
 import inspect
 import symtable
@@ -108,12 +109,22 @@ def scenario(function: Callable | None = None, *, inputs: Callable[[Any], dict] 
 
 def _program_source(program: Callable) -> tuple[str, int]:
     """The function's source from its ``def`` line on (decorators dropped), dedented."""
-    lines, first = inspect.getsourcelines(program)
-    text = textwrap.dedent("".join(lines))
-    node = ast.parse(text).body[0]
-    assert isinstance(node, ast.FunctionDef), "a scenario program must be a plain function"
-    skip = node.lineno - 1  # lines of decorators above the def line
-    return "".join(text.splitlines(keepends=True)[skip:]), first + skip
+    filename = inspect.getsourcefile(program)
+    lines, spans = _function_spans(filename)
+    first, last = spans[program.__code__.co_firstlineno]
+    return textwrap.dedent("".join(lines[first - 1: last])), first
+
+
+@functools.lru_cache(maxsize=64)
+def _function_spans(filename: str) -> tuple[list[str], dict[int, tuple[int, int]]]:
+    """One parse per file: for each function, (first line incl. decorators) -> (def line, last line)."""
+    text = Path(filename).read_text(encoding="utf-8")
+    spans = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            spans[start] = spans[node.lineno] = (node.lineno, node.end_lineno)
+    return text.splitlines(keepends=True), spans
 
 
 def load_scenarios(path: Path) -> dict[str, Scenario]:

@@ -31,7 +31,8 @@ class MarkedList(list):
     lines: list
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser when pyyaml has it (several times faster); the constructors below are ours.
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     pass
 
 

@@ -136,10 +136,7 @@ def zygote(config, job):
     results = fds["results"]
     isolation = _isolate(job)
     _block_imports(job["forbidden"], results)
-    scenarios = {item["index"]: item for item in job["scenarios"]}
-    for item in scenarios.values():
-        name = f"<scenario {item['id']}>"
-        linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
+    scenarios = {item["index"]: _prepare(item) for item in job["scenarios"]}
     _send(results, {"kind": "sandbox", "isolation": isolation})
 
     module = _import_submission(job, results)
@@ -155,6 +152,18 @@ def zygote(config, job):
         _, status = os.waitpid(pid, 0)
         how = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)})
         _send(results, {"kind": "exit", "index": item["index"], **how})
+
+
+def _prepare(item):
+    """Compile a program and decode its inputs once, before any student code runs; each fork
+    gets its own copy-on-write view, so nothing one scenario changes reaches another."""
+    name = f"<scenario {item['id']}>"
+    linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
+    namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
+    exec(compile(item["source"], name, "exec"), namespace)
+    item["program"] = namespace[item["function"]]
+    item["inputs"] = wire.decode(json.dumps(item["inputs"]).encode())
+    return item
 
 
 def _isolate(job):
@@ -231,10 +240,7 @@ def _run_scenario(item, module, fds, submission):
     cpu = max(1, int(item["cpu_seconds"]))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     try:
-        namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
-        exec(compile(item["source"], f"<scenario {item['id']}>", "exec"), namespace)
-        inputs = wire.decode(json.dumps(item["inputs"]).encode())
-        observed = namespace[item["function"]](module, **inputs)
+        observed = item["program"](module, **item["inputs"])
         message = {"kind": "result", "index": item["index"], "observations": wire.encode(observed)}
     except BaseException as error:  # SystemExit, KeyboardInterrupt... are the student's errors too
         message = {"kind": "result", "index": item["index"],
@@ -263,4 +269,6 @@ def _student_traceback(error, submission):
 
 
 if __name__ == "__main__":
-    warden(json.loads(sys.argv[1]))
+    settings = json.loads(sys.argv[1])
+    sys.path.append(settings["numpy_path"])  # started with -S: numpy's folder, and nothing else from site
+    warden(settings)

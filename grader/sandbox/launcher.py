@@ -78,7 +78,7 @@ class Sandbox:
 
     def __init__(self, slot: int = 0, plan: IsolationPlan | None = None):
         _make_grader_undumpable()
-        self.plan = plan or plan_isolation(slot)
+        self.slot, self._plan = slot, plan
         self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
         self.isolation: tuple[str, ...] = ()
         self.forbidden_seen: list[str] = []
@@ -102,14 +102,17 @@ class Sandbox:
         self._out_r, out_w = os.pipe()
         self._err_r, err_w = os.pipe()
         child_fds = (job_r, results_w, lifeline_r, status_w)
-        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w}}
+        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w},
+                  "numpy_path": _numpy_path()}
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": str(self.job_dir),
                "TMPDIR": str(self.job_dir), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1"}
         # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
-        # nothing next to the submission can shadow the standard library or numpy. -B: no .pyc.
+        # nothing next to the submission can shadow the standard library or numpy. -S: no site
+        # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
+        # written as it happens, so it is attributed to the right scenario and survives a kill.
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
+            [sys.executable, "-I", "-S", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
             stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd=self.job_dir, env=env, start_new_session=True)
         for fd in (*child_fds, out_w, err_w):
             os.close(fd)
@@ -167,6 +170,7 @@ class Sandbox:
         """Copy the submission into the job folder and send the job (programs, inputs, limits)."""
         target = self.job_dir / submission.name
         shutil.copyfile(submission, target)
+        self.plan = self._plan or plan_isolation(self.slot)  # decided now: the interpreter is already starting
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
         config = {**job, **self.plan.child_config(self.job_dir), "submission": str(target), "module": module}
@@ -338,6 +342,13 @@ class Sandbox:
         if code is None:
             return default
         return default + (f" (killed by signal {-code})" if code < 0 else f" (exit code {code})")
+
+
+def _numpy_path() -> str:
+    """The folder that holds the numpy package (site-packages, usually), found without importing it."""
+    import importlib.util
+    spec = importlib.util.find_spec("numpy")
+    return str(Path(spec.origin).parent.parent)
 
 
 def _checked_envelope(message) -> dict:
