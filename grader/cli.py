@@ -35,17 +35,24 @@ def main(context: click.Context, debug: bool) -> None:
     context.obj = {"debug": debug}
 
 
+HIDDEN_VISIBILITIES = click.Choice(["hidden", "after_due_date", "after_published", "visible"])
+_FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json)."
+
+
 @main.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path),
               help="The assignment folder (holding assignment.yaml). Default: the folder of FILE, "
                    "or the current folder.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (schema in the README).")
+@click.option("--format", "output_format", type=click.Choice(["console", "json", "gradescope"]),
+              default="console", help=f"How to print the result: {_FORMAT_HELP}")
+@click.option("--json", "as_json", is_flag=True, help="Short for --format json.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="Reproduce a run: the seed it printed.")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show the isolation achieved and the timings.")
 @click.pass_context
-def check(context: click.Context, file: Path | None, assignment_dir: Path | None, as_json: bool,
-          seed: int | None, verbose: bool) -> None:
+def check(context: click.Context, file: Path | None, assignment_dir: Path | None, output_format: str,
+          as_json: bool, seed: int | None, junit: Path | None, verbose: bool) -> None:
     """Check FILE (default: the assignment's submission file here) on the public scenarios.
 
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
@@ -57,15 +64,81 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
         located = locate(file, assignment_dir)
         result, assignment = run_check(located, seed=seed, sandbox=sandbox)
-        if as_json:
+        output_format = "json" if as_json else output_format
+        if output_format == "json":
             from grader.report.json_report import dumps
+            click.echo(dumps(result), nl=False)
+        elif output_format == "gradescope":
+            from grader.report.gradescope import dumps
             click.echo(dumps(result), nl=False)
         else:
             from grader.report.console import render
             colours = sys.stdout.isatty()
             click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose), nl=False,
                        color=colours)
+        if junit is not None:
+            _write_junit(junit, [(located.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
+
+
+@main.command()
+@click.argument("submissions", type=click.Path(exists=True, path_type=Path))
+@click.option("--assignment", "assignment_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The assignment folder (holding assignment.yaml).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The output folder: results/, gradebook.csv, summary.json.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder with hidden.yaml. Default: solutions/<assignment id> "
+                   "beside the assignment's exercises folder.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of every scenario's inputs. Default: the seed OUT already used, else a random one.")
+@click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
+@click.option("--format", "output_format", type=click.Choice(["native", "gradescope"]), default="native",
+              help="native: results/<id>.json only; gradescope: also gradescope/<id>.json (results.json format).")
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+              help="Gradescope visibility of hidden scenarios.")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
+@click.pass_context
+def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
+          jobs: int | None, seed: int | None, force: bool, output_format: str, hidden_visibility: str,
+          junit: Path | None) -> None:
+    """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
+
+    SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
+    download, or a .zip of one of these. Results land in OUT as each submission finishes; a rerun
+    resumes. Exit status: 0 every submission graded, 1 some could not be graded, 2 usage or spec
+    error, 3 grader bug, 130 interrupted (rerun to resume).
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader.batch import BatchOptions, grade_batch
+        from grader.report.gradebook import render_summary
+        from grader.report.progress import ProgressDisplay
+        from grader.spec import find_solutions, load_assignment
+
+        assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
+        options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
+                               gradescope=output_format == "gradescope", hidden_visibility=hidden_visibility)
+        display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
+        report = grade_batch(submissions, assignment, out, options, on_update=display.update)
+        if report.interrupted:
+            click.echo(f"\nInterrupted: {report.graded} results are saved in {out}; rerun the same command "
+                       "to grade the rest.", err=True)
+            context.exit(ExitCode.INTERRUPTED)
+        if junit is not None:
+            _write_junit(junit, [(student, result) for student, result, _ in report.entries if result is not None])
+        click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
+                   f"with seed {report.seed} into {out}\n")
+        click.echo(render_summary(report.summary), nl=False)
+        context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
+
+
+def _write_junit(path: Path, results) -> None:
+    from grader import atomic
+    from grader.report.junit import to_junit_xml
+    atomic.write_text(path, to_junit_xml(results))
 
 
 class _errors_to_exit_codes:
@@ -82,6 +155,9 @@ class _errors_to_exit_codes:
 
         if error is None or isinstance(error, (click.exceptions.Exit, click.ClickException, click.Abort)):
             return False
+        if isinstance(error, BrokenPipeError):  # `grader ... | head`: the reader left, nothing to report
+            sys.stderr.close()
+            self.context.exit(ExitCode.OK)
         if isinstance(error, KeyboardInterrupt):
             click.echo("Interrupted.", err=True)
             self.context.exit(ExitCode.INTERRUPTED)

@@ -134,6 +134,26 @@ def load_assignment(directory: str | Path, hidden: str | Path | None = None) -> 
                       total_points=total, digest=digest.hexdigest(), hidden_directory=hidden_directory)
 
 
+def find_solutions(assignment_dir: str | Path) -> Path:
+    """The instructor-only folder of an assignment: ``solutions/<id>`` in the nearest folder up
+    from the assignment that has one (``exercises/autodiff`` -> ``solutions/autodiff``)."""
+    assignment_dir = Path(assignment_dir).resolve()
+    spec_path = assignment_dir / SPEC_FILE
+    assignment_id = parse(spec_path.read_text(encoding="utf-8"), str(spec_path)).get("id") if spec_path.is_file() else None
+    if not isinstance(assignment_id, str):
+        return assignment_dir  # load_assignment reports what is wrong with the spec
+    looked = []
+    for folder in assignment_dir.parents:
+        candidate = folder / "solutions" / assignment_id
+        if (candidate / HIDDEN_SPEC_FILE).is_file():
+            return candidate
+        looked.append(str(candidate))
+        if (folder / ".git").exists():
+            break
+    raise SpecError(str(spec_path), None, None, f"the hidden scenarios of {assignment_id!r} were not found "
+                    f"(no {HIDDEN_SPEC_FILE} in {', '.join(looked[:3])}); pass --solutions DIR")
+
+
 def _check_names(checker: Fields, document: MarkedDict, top: dict) -> None:
     if top["id"] is not None and not _ID.match(top["id"]):
         checker.problem(document.lines["id"], "id", "must be letters, digits, _ or - (it names files)")

@@ -53,6 +53,14 @@ def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
     return StaticReport(digest)
 
 
+def sha256_of(path: Path) -> str:
+    """The content hash recorded in results (empty when the file cannot be read)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
 def format_syntax_error(error: SyntaxError, name: str) -> str:
     """``file, line N: message`` then the line and a caret under the column."""
     text = f"{name}, line {error.lineno}: {error.msg}"

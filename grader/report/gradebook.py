@@ -48,7 +48,7 @@ def gradebook_rows(entries: Iterable[Entry]) -> tuple[list[str], list[list[str]]
                          *[""] * len(scenario_ids)])
             continue
         earned = {s.id: _number(s.points) for s in result.scenarios if s.status is not Status.NOT_RUN}
-        status = "graded" if result.error is None else f"error: {result.error}"
+        status = "graded" if result.error is None else f"error: {result.error.splitlines()[0]}"
         rows.append([_guard(student), _number(result.score), _number(result.max_score), _guard(status),
                      *[earned.get(i, "") for i in scenario_ids]])
     return header, rows

@@ -1,0 +1,32 @@
+"""Atomic file writes: a reader (or a rerun after SIGKILL) sees the old file or the new one, never half."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def remove_leftovers(folder: Path) -> None:
+    """Delete temporary files a killed run left behind (they were never renamed into place)."""
+    if folder.is_dir():
+        for leftover in folder.glob(".*.tmp"):
+            leftover.unlink(missing_ok=True)
