@@ -135,6 +135,43 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
 
 
+@main.command("gradescope-package")
+@click.option("--assignment", "assignment_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The assignment folder (holding assignment.yaml).")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder with hidden.yaml. Default: solutions/<assignment id>.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+              help="Gradescope visibility of hidden scenarios.")
+@click.pass_context
+def gradescope_package(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path,
+                       hidden_visibility: str) -> None:
+    """Build the autograder zip to upload to Gradescope (setup.sh, run_autograder, the grader wheel)."""
+    with _errors_to_exit_codes(context):
+        from grader.gradescope_package import build_package
+        from grader.spec import find_solutions, load_assignment
+
+        assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
+        build_package(assignment, out, hidden_visibility)
+        click.echo(f"Wrote {out}: upload it as the autograder of a Gradescope programming assignment "
+                   f"(base image with Python >= 3.11).")
+
+
+@main.command("gradescope-run")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path),
+              help="The autograder root. Default: $GRADER_AUTOGRADER_ROOT, else /autograder.")
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+              help="Gradescope visibility of hidden scenarios.")
+@click.pass_context
+def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str) -> None:
+    """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it)."""
+    with _errors_to_exit_codes(context):
+        from grader.gradescope_package import default_root, run_in_gradescope
+
+        document = run_in_gradescope(root or default_root(), hidden_visibility)
+        click.echo(f"Score: {document['score']:g}")
+
+
 def _write_junit(path: Path, results) -> None:
     from grader import atomic
     from grader.report.junit import to_junit_xml
