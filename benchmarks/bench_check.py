@@ -1,0 +1,131 @@
+"""How fast is ``grader check`` for a student, and what does isolation cost per scenario?
+
+Measures, in one run on this machine:
+
+1. ``python -c "import numpy"``: the floor of any numpy grader (same interpreter as the grader);
+2. ``grader check`` on the reference solution (all public scenarios), wall time;
+3. per scenario: a no-op scenario through the real sandbox (``Sandbox.run``) against a bare
+   ``fork``/``_exit``/``waitpid`` in a process that has imported numpy. The difference is the
+   isolation overhead per scenario.
+
+Targets (issue 3): (2) within 2x of (1); overhead at most 2 ms per scenario.
+Usage: ``python benchmarks/bench_check.py [--runs 15]``; prints a table and writes
+``benchmarks/results/check.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BARE_FORK = """
+import os, sys, time
+import numpy
+times = []
+for _ in range(int(sys.argv[1])):
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    times.append(time.perf_counter() - start)
+times.sort()
+print(times[len(times) // 2])
+"""
+NOOP_ASSIGNMENT = """\
+id: noop
+title: no-op
+submission: noop.py
+scenario_file: scenarios.py
+tasks: [{id: t, title: t}]
+scenarios: [{id: noop, title: noop, task: t, points: 1}]
+"""
+NOOP_SCENARIOS = """\
+from grader.scenario import scenario
+
+@scenario
+def noop(module):
+    return None
+
+@noop.check
+def _(got):
+    pass
+"""
+
+
+def wall(command: list[str], runs: int, cwd: Path | None = None) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def per_scenario(runs: int) -> tuple[float, float]:
+    """(median seconds of a no-op scenario in the sandbox, median seconds of a bare fork)."""
+    from grader import load_assignment
+    from grader.runner import _job
+    from grader.sandbox.launcher import Sandbox
+
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        (folder / "assignment.yaml").write_text(NOOP_ASSIGNMENT)
+        (folder / "scenarios.py").write_text(NOOP_SCENARIOS)
+        (folder / "noop.py").write_text("")
+        assignment = load_assignment(folder)
+        specs = assignment.select("public")
+        with Sandbox() as box:
+            box.send_job(folder / "noop.py", "noop", _job(assignment, specs, {"noop": {}}))
+            assert box.wait_ready(10).ok
+            times = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                box.run(0, 5)
+                times.append(time.perf_counter() - start)
+    bare = subprocess.run([sys.executable, "-c", BARE_FORK, str(runs)], capture_output=True, text=True, check=True)
+    return statistics.median(times), float(bare.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    grader_script = Path(sys.executable).with_name("grader")
+    check = [str(grader_script) if grader_script.exists() else sys.executable, *([] if grader_script.exists() else ["-m", "grader"]),
+             "check", str(ROOT / "solutions" / "autodiff" / "autodiff.py"), "--assignment", str(ROOT / "exercises" / "autodiff")]
+    numpy_times, check_times = [], []
+    for _ in range(args.runs):  # interleaved, so both see the same machine state
+        numpy_times += wall([sys.executable, "-c", "import numpy"], 1)
+        check_times += wall(check, 1)
+    scenario, bare = per_scenario(400)
+    figures = {
+        "import_numpy_s": statistics.median(numpy_times),
+        "grader_check_s": statistics.median(check_times),
+        "ratio": statistics.median(check_times) / statistics.median(numpy_times),
+        "scenario_in_sandbox_ms": scenario * 1000,
+        "bare_fork_ms": bare * 1000,
+        "isolation_overhead_ms": (scenario - bare) * 1000,
+        "runs": args.runs,
+        "python": sys.version.split()[0],
+    }
+    print(f"python -c 'import numpy'     {figures['import_numpy_s'] * 1000:7.1f} ms (median of {args.runs})")
+    print(f"grader check (reference)     {figures['grader_check_s'] * 1000:7.1f} ms  = {figures['ratio']:.2f} x numpy "
+          "(target <= 2)")
+    print(f"no-op scenario in sandbox    {figures['scenario_in_sandbox_ms']:7.2f} ms")
+    print(f"bare fork+exit+wait          {figures['bare_fork_ms']:7.2f} ms")
+    print(f"isolation overhead/scenario  {figures['isolation_overhead_ms']:7.2f} ms (target <= 2)")
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "check.json").write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
