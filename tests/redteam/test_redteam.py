@@ -1,0 +1,87 @@
+"""Every attack in attacks.py, graded for real: it earns nothing, and it harms nothing.
+
+Per attack: score 0 with no task scenario passed (library, all scenarios; CLI, public ones), in
+bounded time, with a valid result file, and no secret in what came back. Across the suite: the
+canary, the output folder, the grader's package and the temp folder are untouched, nothing
+connected to the listener, and no sandbox process survives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+
+import jsonschema
+import pytest
+
+from attacks import ATTACKS, ROOT
+from conftest import CANARY_TEXT, CLI_SECONDS, LIBRARY_SECONDS, SECRET_MARKERS, sandbox_processes
+
+SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
+TASKS = ("detach", "tape")
+LEAKS = ("ADOPTED-", "SHADOW-LOADED", "EXFILTRATED", *SECRET_MARKERS)
+
+
+def _no_task_scenario_passed(scenarios) -> list[str]:
+    return [s["id"] for s in scenarios if s["task"] in TASKS and s["status"] == "passed"]
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
+def test_attack_earns_nothing_through_the_library(graded, arena, attack):
+    run = graded[attack.id]
+    data = run.library.to_dict()
+    assert data["score"] == 0, f"{attack.id} earned {data['score']}"
+    assert not _no_task_scenario_passed(data["scenarios"])
+    assert run.library_seconds < LIBRARY_SECONDS
+    assert "landlock-v" in data["isolation"] or "uid-drop" in data["isolation"]
+    text = json.dumps(data)
+    for leak in (*LEAKS, arena.secret):
+        assert leak not in text, f"{attack.id}: {leak!r} came back in the result"
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
+def test_attack_earns_nothing_through_grader_check(graded, arena, attack):
+    run = graded[attack.id]
+    assert run.cli_code == 1, run.cli_stderr   # "some scenario did not pass", not a crash of ours
+    assert run.cli_seconds < CLI_SECONDS
+    data = json.loads(run.cli_result.read_text())   # the file the CLI wrote, whole and unforged
+    jsonschema.validate(data, SCHEMA)
+    assert data["score"] == 0 and data["visibility"] == "public"
+    assert not _no_task_scenario_passed(data["scenarios"])
+    for leak in (*LEAKS, arena.secret):
+        assert leak not in json.dumps(data)
+
+
+def test_the_canary_outside_the_job_folder_is_untouched(graded, arena):
+    assert arena.canary.read_text() == CANARY_TEXT
+    assert os.listdir(arena.canary.parent) == ["canary.txt"]
+
+
+def test_the_output_folder_holds_only_the_graders_files(graded, arena):
+    assert sorted(os.listdir(arena.out)) == sorted(f"{attack.id}.json" for attack in ATTACKS)
+
+
+def test_nothing_was_written_beside_the_job_folders_or_into_the_grader(graded):
+    assert not [name for name in os.listdir(tempfile.gettempdir()) if name.startswith("forged-")]
+    assert not list((ROOT / "grader").glob("redteam_probe_*"))
+    assert not list((ROOT / "exercises" / "autodiff").glob("*.json"))
+
+
+def test_no_network_connection_got_out(graded, arena):
+    assert arena.connections == []
+
+
+def test_no_sandbox_process_survives(graded):
+    deadline = time.monotonic() + 2
+    while sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)   # SIGKILLed processes may take a moment to be reaped
+    assert sandbox_processes() == []
+
+
+def test_every_bullet_of_the_issue_is_covered():
+    bullets = {attack.bullet for attack in ATTACKS}
+    assert bullets == {"forged results", "lying values", "control flow", "resources", "snooping",
+                       "attacks on the grader"}
+    assert len(ATTACKS) >= 35
