@@ -167,7 +167,12 @@ def _prepare(item):
 
 
 def _isolate(job):
-    """Limits, then the sandbox user, then Landlock: all before any student code runs."""
+    """Limits, then Landlock, then the sandbox user: all before any student code runs.
+
+    Landlock comes before the drop because its rules are built from paths opened by this process:
+    after the drop, folders the sandbox user cannot walk (an interpreter under /root) would be
+    skipped, and the sandbox could not read the standard library it needs.
+    """
     achieved = []
     mb = 1024 * 1024
     limits = [(resource.RLIMIT_AS, job["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
@@ -177,18 +182,63 @@ def _isolate(job):
     for which, value in limits:
         resource.setrlimit(which, (value, value))
     achieved.append("rlimits")
-    if job.get("uid") is not None:
+    dropping = job.get("uid") is not None
+    if dropping:
+        _keep_imports_reachable()
+    landlocked = None
+    if job.get("landlock"):
+        try:
+            landlocked = f"landlock-v{landlock.restrict(job['landlock']['read'], job['landlock']['read_write'])}"
+        except landlock.LandlockError:
+            pass
+    if dropping:
         os.setgroups([])
         os.setresgid(job["gid"], job["gid"], job["gid"])
         os.setresuid(job["uid"], job["uid"], job["uid"])
         achieved.append("uid-drop")
-    if job.get("landlock"):
-        try:
-            abi = landlock.restrict(job["landlock"]["read"], job["landlock"]["read_write"])
-            achieved.append(f"landlock-v{abi}")
-        except landlock.LandlockError:
-            pass
+    if landlocked:
+        achieved.append(landlocked)
     return achieved
+
+
+def _keep_imports_reachable():
+    """Let the sandbox user import what root could, where the interpreter sits in a folder it cannot
+    walk (pyenv under /root, mode 0700): each such import folder is reached through a descriptor
+    opened now, as ``/proc/self/fd/N`` (a magic link: no walk through /root, and Landlock still
+    judges every file by its real place). Folder listings are cached now, before Landlock."""
+    import importlib.machinery
+    reach = {}
+    for path in sys.path:
+        if os.path.isdir(path) and not _others_can_walk(path):
+            reach[path] = f"/proc/self/fd/{os.open(path, os.O_PATH | os.O_DIRECTORY)}"
+    if not reach:
+        return
+
+    def moved(entry):
+        for root, via in reach.items():
+            if entry == root or entry.startswith(root + os.sep):
+                return via + entry[len(root):]
+        return entry
+    sys.path[:] = [moved(entry) for entry in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [moved(entry) for entry in search]
+    importlib.machinery.PathFinder.find_spec("_grader_fill_the_folder_caches_")
+
+
+def _others_can_walk(path):
+    """True when a user with no claim on ``path`` (not owner, not group) can reach and list it."""
+    import stat
+    path = os.path.abspath(path)
+    while True:
+        mode = os.stat(path).st_mode
+        if not mode & stat.S_IXOTH:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
 
 
 class _ForbiddenImport:
