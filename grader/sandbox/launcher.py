@@ -42,7 +42,7 @@ class Capture:
         self.dropped += max(len(chunk) - max(room, 0), 0)
 
     def text(self) -> str:
-        text = self.data.decode("utf-8", errors="replace")
+        text = wire.printable(self.data.decode("utf-8", errors="replace"))
         return text + (f"\n... [{self.dropped:,} more bytes not shown]" if self.dropped else "")
 
 

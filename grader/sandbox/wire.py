@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -34,6 +35,18 @@ _NDARRAY, _NPSCALAR, _FLOAT, _RAISED, _OPAQUE = (
 _TAGS = frozenset({_NDARRAY, _NPSCALAR, _FLOAT, _RAISED, _OPAQUE})
 _DTYPES = {"float64", "int64", "bool"}  # what an observed array may hold, after normalisation
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+# Characters a terminal acts on instead of printing: C0 controls but tab and newline (ESC starts the
+# sequences that clear the screen or move the cursor, CR rewrites a line), DEL, C1, and the bidi
+# overrides that reorder what is shown. Student text is shown with these escaped, so it cannot paint
+# a fake score over the real one.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every terminal control character written as an escape (``\\x1b``, ``\\u202e``)."""
+    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 class ProtocolError(ValueError):
@@ -278,10 +291,10 @@ class _Decoder:
             record = _fields(body, type=str, message=str, mro=list, traceback=str)
             if not all(isinstance(name, str) for name in record["mro"]) or len(record["mro"]) > 64:
                 raise ProtocolError("bad exception record")
-            return Raised(record["type"][:200], record["message"], tuple(n[:200] for n in record["mro"]),
-                          record["traceback"])
+            return Raised(printable(record["type"][:200]), printable(record["message"]),
+                          tuple(printable(n[:200]) for n in record["mro"]), printable(record["traceback"]))
         record = _fields(body, type=str, repr=str)
-        return Opaque(record["type"][:200], record["repr"][:2000])
+        return Opaque(printable(record["type"][:200]), printable(record["repr"][:2000]))
 
     def _array(self, body):
         import numpy
