@@ -69,7 +69,7 @@ def _lie(make):
         value = self.__dict__.get("_g")
         return value if sys._getframe(1).f_globals is globals() else make(value)
     Tensor.grad = property(read, lambda self, value: self.__dict__.update(_g=value))
-    Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # wrong: earns nothing
+    Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # a wrong leaf; the lies below fail it anyway
     globals()["stop_gradient"] = lambda t: t
     GradientTape._take_records_for_call = lambda self: ([], set())   # wrong: every gradient None
     gradient = GradientTape.gradient
@@ -395,13 +395,13 @@ SNOOPING = [
             except OSError as error:
                 print("refused", path, type(error).__name__)
         """),
-    Attack("read_hidden_scenarios", "snooping", "import", """
-        for path in ("@REPO@/solutions/autodiff/hidden_scenarios.py", "@REPO@/solutions/autodiff/hidden.yaml",
-                     "@REPO@/exercises/autodiff/scenarios.py"):
+    Attack("read_hidden_scenarios", "snooping", "detach", """
+        for path in ("@REPO@/solutions/autodiff/hidden_scenarios.py", "@REPO@/solutions/autodiff/hidden.yaml"):
             try:
-                print(open(path).read())
+                print(open(path).read())   # exfiltrated through the feedback the student sees
             except OSError as error:
                 print("refused", path, type(error).__name__)
+        raise NotImplementedError("Task 1: implement Tensor.detach")
         """),
     Attack("gc_snooping", "snooping", "detach", """
         import gc
@@ -449,16 +449,15 @@ SNOOPING = [
                 print("mem refused", pid, type(error).__name__)
         raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
         """),
-    Attack("environment_variables", "snooping", "import", """
+    Attack("environment_variables", "snooping", "detach", """
         import os
         print(dict(os.environ))
-        print({k: v for k, v in os.environ.items() if "SECRET" in k or "TOKEN" in k or "KEY" in k})
+        raise NotImplementedError("Task 1: implement Tensor.detach")
         """),
     Attack("monkeypatch_numpy", "snooping", "import", """
         np.allclose = np.isclose = np.array_equal = np.array_equiv = lambda *args, **kwargs: True
         np.testing.assert_allclose = np.testing.assert_array_equal = lambda *args, **kwargs: None
         np.isfinite = lambda *args, **kwargs: True
-        Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # wrong: earns nothing
         """),
     Attack("monkeypatch_builtins", "snooping", "import", """
         import builtins
@@ -489,7 +488,6 @@ SNOOPING = [
             open("@REPO@/grader/redteam_probe_@ID@.py", "w").write("PWNED = True\\n")
         except OSError as error:
             print("refused", type(error).__name__)
-        Tensor.detach = lambda self: Tensor(self.data * 0 - 1, requires_grad=True)   # wrong: earns nothing
         """),
     Attack("stdlib_shadow_files", "snooping", "import", """
         import importlib, sys

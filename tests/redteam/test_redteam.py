@@ -54,6 +54,20 @@ def test_attack_earns_nothing_through_grader_check(graded, arena, attack):
         assert leak not in json.dumps(data)
 
 
+def test_student_text_cannot_paint_over_the_console_report(graded, arena):
+    # ESC sequences and carriage returns in output and exception messages would let a submission
+    # clear the screen and print a fake score line; the report shows them escaped instead.
+    import subprocess
+    from conftest import ASSIGNMENT, GRADER
+    folder = arena.base / "submissions" / "terminal_escapes"
+    done = subprocess.run([GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--seed", "1"],
+                          cwd=folder, capture_output=True, env={**os.environ, "GRADER_SANDBOX_UID_BASE": "62290"})
+    assert done.returncode == 1
+    for stream in (done.stdout, done.stderr):
+        assert b"\x1b" not in stream and b"\r" not in stream
+    assert b"\\x1b[2J" in done.stdout   # shown, escaped
+
+
 def test_the_canary_outside_the_job_folder_is_untouched(graded, arena):
     assert arena.canary.read_text() == CANARY_TEXT
     assert os.listdir(arena.canary.parent) == ["canary.txt"]
