@@ -1,6 +1,6 @@
 """``python -m grader``: the same as the ``grader`` command."""
 
-from grader.cli import main
+from grader.entry import main
 
 if __name__ == "__main__":
     main()

@@ -57,9 +57,11 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
     """
+    from grader.entry import take_early_sandbox
     from grader.sandbox.launcher import Sandbox
 
-    with _errors_to_exit_codes(context), Sandbox() as sandbox:  # the sandbox loads numpy meanwhile
+    # The sandbox's interpreter loads numpy while we load the assignment.
+    with _errors_to_exit_codes(context), (take_early_sandbox() or Sandbox()) as sandbox:
         from grader.checking import locate, run_check
 
         located = locate(file, assignment_dir)
