@@ -258,11 +258,11 @@ LYING = [
         _lie(lambda value: np.ones(4, dtype=bool) if value is None else (np.asarray(value) != 0))
         """),
     Attack("huge_result", "lying values", "import", _LIE + """
-        _lie(lambda value: [1e300] * 300_000 + ["x" * 1_000_000])
+        _lie(lambda value: [np.zeros((2000, 2000)), "x" * 10_000_000, 2 ** 100_000])   # each past a wire limit
         """),
     Attack("deep_result", "lying values", "import", _LIE + """
         def _deep(value):
-            for _ in range(100_000):
+            for _ in range(10_000):
                 value = [value]
             return value
         _lie(_deep)
@@ -281,9 +281,9 @@ LYING = [
     Attack("exception_str_huge", "lying values", "detach", """
         class Huge(RuntimeError):
             def __str__(self):
-                return "passed " * 20_000_000
+                return "passed " * 2_000_000
             def __repr__(self):
-                return "passed " * 20_000_000
+                return "passed " * 2_000_000
         raise Huge()
         """),
 ]
@@ -324,10 +324,10 @@ CONTROL = [
             pass
         """, timeout=True),
     Attack("endless_threads", "control flow", "import", """
-        import threading
+        import threading, time
         def _spin():
             while True:
-                sum(range(1000))
+                time.sleep(0.05)
         for daemon in (False, True):
             threading.Thread(target=_spin, daemon=daemon).start()
         """),
@@ -341,7 +341,7 @@ CONTROL = [
 ]
 
 RESOURCES = [
-    Attack("memory_bomb", "resources", "detach", """
+    Attack("memory_bomb", "resources", "detach", ONCE + """
         hog = []
         while True:
             hog.append(bytearray(64 * 1024 * 1024))
@@ -466,7 +466,7 @@ SNOOPING = [
         builtins.len = lambda obj: 0
         builtins.type = lambda obj, *rest: float
         """),
-    Attack("monkeypatch_json", "snooping", "import", """
+    Attack("monkeypatch_json", "snooping", "import", timeout=True, code="""
         import json
         forged = '{"kind": "result", "index": 0, "observations": {"passed": true, "score": 100}}'
         json.dumps = lambda *args, **kwargs: forged

@@ -35,7 +35,7 @@ def test_attack_earns_nothing_through_the_library(graded, arena, attack):
     assert data["score"] == 0, f"{attack.id} earned {data['score']}"
     assert not _no_task_scenario_passed(data["scenarios"])
     assert run.library_seconds < LIBRARY_SECONDS
-    assert "landlock-v" in data["isolation"] or "uid-drop" in data["isolation"]
+    assert "uid-drop" in data["isolation"] and any(level.startswith("landlock-v") for level in data["isolation"])
     text = json.dumps(data)
     for leak in (*LEAKS, arena.secret):
         assert leak not in text, f"{attack.id}: {leak!r} came back in the result"
