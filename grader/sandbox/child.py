@@ -5,13 +5,13 @@ the grader), with a scrubbed environment, stdin on /dev/null, stdout/stderr on c
 and four pipes of its own (numbers in CONFIG). Three roles, one process tree::
 
     warden    trusted: a child subreaper, so every orphan below stays in its subtree. Imports
-              numpy, reads the job (scenario programs and inputs; never checks or expected
-              values), forks the zygote, then only reaps, and on the grader's death (its
-              lifeline pipe closes) kills the subtree. Never runs student code.
-    zygote    fork of the warden: sets resource limits, drops to the sandbox user (as root),
-              applies Landlock, blocks forbidden imports, and only then imports the student's
-              module. Then, per "run" command, forks one
-    scenario  process that runs one program and writes exactly one framed result message.
+              numpy, reads the job (limits, the submission's path; never a program, check or
+              expected value), forks the zygote, then only reaps, and on the grader's death
+              (its lifeline pipe closes) kills the subtree. Never runs student code.
+    zygote    fork of the warden: sets resource limits, applies Landlock, drops to the sandbox
+              user (as root), blocks forbidden imports, and only then imports the student's
+              module. Then, per "run" command (which carries that one program), forks one
+    scenario  process that compiles and runs the program and writes exactly one framed result.
 
 Everything after the student's import is untrusted, so nothing here decides anything: the
 grader checks every byte it gets back against values that never enter this process.
@@ -136,27 +136,29 @@ def zygote(config, job):
     results = fds["results"]
     isolation = _isolate(job)
     _block_imports(job["forbidden"], results)
-    scenarios = {item["index"]: _prepare(item) for item in job["scenarios"]}
     _send(results, {"kind": "sandbox", "isolation": isolation})
 
     module = _import_submission(job, results)
     while True:
+        # Each command carries its one program: no process ever holds a scenario it does not run,
+        # so a public scenario cannot print the hidden programs into feedback students see.
         command = _receive(fds["job"])
         if command is None:
             os._exit(0)
-        item = scenarios[command["run"]]
+        index = command["run"]
         _flush_std()
         pid = os.fork()
         if pid == 0:
-            _run_scenario(item, module, fds, job["submission"])  # never returns
+            _run_scenario(_prepare(command["scenario"]), module, fds, job["submission"])  # never returns
+        del command
         _, status = os.waitpid(pid, 0)
         how = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)})
-        _send(results, {"kind": "exit", "index": item["index"], **how})
+        _send(results, {"kind": "exit", "index": index, **how})
 
 
 def _prepare(item):
-    """Compile a program and decode its inputs once, before any student code runs; each fork
-    gets its own copy-on-write view, so nothing one scenario changes reaches another."""
+    """Compile a program and decode its inputs, in the scenario's own fork: the process that runs
+    it is the only one that ever holds it, and nothing it changes reaches another scenario."""
     name = f"<scenario {item['id']}>"
     linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
     namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}

@@ -173,7 +173,10 @@ class Sandbox:
         self.plan = self._plan or plan_isolation(self.slot)  # decided now: the interpreter is already starting
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
-        config = {**job, **self.plan.child_config(self.job_dir), "submission": str(target), "module": module}
+        # Programs go out one per run (see run()): the sandbox never holds a scenario it is not running.
+        self._programs = {item["index"]: item for item in job["scenarios"]}
+        config = {**job, "scenarios": [], **self.plan.child_config(self.job_dir), "submission": str(target),
+                  "module": module}
         self._write(config)
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
@@ -215,7 +218,7 @@ class Sandbox:
             return outcome
         self._begin_capture()
         begin = time.monotonic()
-        self._write({"run": index})
+        self._write({"run": index, "scenario": self._programs[index]})
         finished = self._pump(lambda: self._collect(index, outcome), begin + seconds)
         outcome.duration = time.monotonic() - begin
         if not finished:

@@ -414,6 +414,15 @@ SNOOPING = [
         print("GC FOUND", found)
         raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
         """),
+    Attack("hidden_programs_in_memory", "snooping", "detach", """
+        import gc   # every program source this process holds, printed into a public scenario's feedback
+        for obj in gc.get_objects():
+            if isinstance(obj, dict) and isinstance(obj.get("source"), str):
+                print(obj["source"])
+            elif isinstance(obj, dict) and isinstance(obj.get("scenarios"), list):
+                print(obj["scenarios"])
+        raise NotImplementedError("Task 1: implement Tensor.detach")
+        """),
     Attack("frame_snooping", "snooping", "detach", """
         import inspect, sys
         frame = sys._getframe()

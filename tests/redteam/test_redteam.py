@@ -42,6 +42,17 @@ def test_attack_earns_nothing_through_the_library(graded, arena, attack):
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
+def test_hidden_programs_never_reach_a_public_scenarios_feedback(graded, attack):
+    # Students see public feedback; a hidden program printed there would give the hidden tests away.
+    scenarios = graded[attack.id].library.scenarios
+    hidden = [s.id for s in scenarios if s.visibility == "hidden"]
+    for scenario in scenarios:
+        if scenario.visibility == "public":
+            shown = scenario.feedback.stdout + scenario.feedback.stderr + (scenario.feedback.traceback or "")
+            assert not [h for h in hidden if f"def {h}(" in shown or f"'{h}'" in shown], scenario.id
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
 def test_attack_earns_nothing_through_grader_check(graded, arena, attack):
     run = graded[attack.id]
     assert run.cli_code == 1, run.cli_stderr   # "some scenario did not pass", not a crash of ours
