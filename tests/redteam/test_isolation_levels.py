@@ -1,0 +1,46 @@
+"""Each isolation level reports what it achieved, and the weaker levels' gaps are real (docs/security.md).
+
+The reference solution is world-readable in this repository, so only Landlock keeps a sandbox from
+reading it: with a uid drop alone, or with rlimits alone, the read_solution attack gets through.
+These tests pin that down, so the threat model stays honest.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from attacks import BY_ID
+from conftest import ASSIGNMENT, REFERENCE
+from grader.sandbox.isolation import NPROC_HEADROOM, IsolationPlan, plan_isolation
+from grader.sandbox.landlock import abi_version
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the levels are compared as root (CI)")
+
+
+def _grade(arena, attack_id, plan, tmp_path):
+    from grader import grade_submission, load_assignment
+    from grader.sandbox.launcher import Sandbox
+    path = arena.submission(BY_ID[attack_id], tmp_path)
+    return grade_submission(path, load_assignment(ASSIGNMENT), seed=1, sandbox=Sandbox(plan=plan))
+
+
+def test_the_strongest_plan_as_root_is_uid_drop_and_landlock():
+    plan = plan_isolation(slot=3)
+    assert plan.uid is not None and plan.uid % 1000 == 3 and plan.nproc == NPROC_HEADROOM
+    assert plan.landlock_abi == abi_version() >= 1
+
+
+@pytest.mark.parametrize("plan, reported, stolen", [
+    (IsolationPlan(uid=62250, landlock_abi=abi_version(), nproc=NPROC_HEADROOM), ("rlimits", "uid-drop"), False),
+    (IsolationPlan(uid=62250, landlock_abi=0, nproc=NPROC_HEADROOM), ("rlimits", "uid-drop"), True),
+    (IsolationPlan(uid=None, landlock_abi=0, nproc=None), ("rlimits",), True),
+], ids=["uid-drop+landlock", "uid-drop-only", "rlimits-only"])
+def test_each_level_reports_itself_and_only_landlock_keeps_world_readable_files(arena, tmp_path, plan, reported,
+                                                                                 stolen):
+    assert os.stat(REFERENCE).st_mode & 0o004, "this test needs a world-readable reference solution"
+    result = _grade(arena, "read_solution", plan, tmp_path)
+    assert result.isolation[:2] == reported
+    assert any(level.startswith("landlock-v") for level in result.isolation) == bool(plan.landlock_abi)
+    assert (result.score > 0) is stolen
