@@ -140,26 +140,28 @@ def zygote(config, job):
 
     module = _import_submission(job, results)
     while True:
-        # Each command carries its one program: no process ever holds a scenario it does not run,
-        # so a public scenario cannot print the hidden programs into feedback students see.
+        # Each command carries its one program, prepared here (warm, so the fork pays no copy-on-write
+        # for it) and dropped once forked: the sandbox holds no program before it runs, and hidden
+        # programs (sent after the public ones) never sit in memory while a public scenario runs.
         command = _receive(fds["job"])
         if command is None:
             os._exit(0)
-        index = command["run"]
+        index, item = command["run"], _prepare(command["scenario"])
         _flush_std()
         pid = os.fork()
         if pid == 0:
-            _run_scenario(_prepare(command["scenario"]), module, fds, job["submission"])  # never returns
-        del command
+            _run_scenario(item, module, fds, job["submission"])  # never returns
+        linecache.cache.pop(item["name"], None)
+        del command, item
         _, status = os.waitpid(pid, 0)
         how = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)})
         _send(results, {"kind": "exit", "index": index, **how})
 
 
 def _prepare(item):
-    """Compile a program and decode its inputs, in the scenario's own fork: the process that runs
-    it is the only one that ever holds it, and nothing it changes reaches another scenario."""
-    name = f"<scenario {item['id']}>"
+    """Compile a program and decode its inputs; each fork gets its own copy-on-write view, so
+    nothing one scenario changes reaches another."""
+    item["name"] = name = f"<scenario {item['id']}>"
     linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
     namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
     exec(compile(item["source"], name, "exec"), namespace)
