@@ -7,7 +7,7 @@ would have to guess, given here so that each attack tries its best: ``@REPO@`` (
 repository, holding the reference solution and the hidden scenarios), ``@CANARY@`` (a world-writable
 file outside the job folder), ``@OUT@`` (the output folder), ``@RESULT@`` (the result file the grader
 is about to write), ``@FAKE_SITE@`` (a folder with a forbidden "autograd" that is really the
-reference solution), ``@ID@`` (the attack's id).
+reference solution), ``@PORT@`` (a TCP port the test listens on), ``@ID@`` (the attack's id).
 
 Attacks that only misbehave in one scenario check ``sys._getframe(1).f_code.co_name`` (the program
 that called them): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.

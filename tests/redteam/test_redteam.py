@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 import time
 
@@ -17,7 +18,8 @@ import jsonschema
 import pytest
 
 from attacks import ATTACKS, ROOT
-from conftest import CANARY_TEXT, CLI_SECONDS, LIBRARY_SECONDS, SECRET_MARKERS, sandbox_processes
+from conftest import (ASSIGNMENT, CANARY_TEXT, CLI_SECONDS, GRADER, LIBRARY_SECONDS, SECRET_MARKERS,
+                      sandbox_processes)
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 TASKS = ("detach", "tape")
@@ -68,8 +70,6 @@ def test_attack_earns_nothing_through_grader_check(graded, arena, attack):
 def test_student_text_cannot_paint_over_the_console_report(graded, arena):
     # ESC sequences and carriage returns in output and exception messages would let a submission
     # clear the screen and print a fake score line; the report shows them escaped instead.
-    import subprocess
-    from conftest import ASSIGNMENT, GRADER
     folder = arena.base / "submissions" / "terminal_escapes"
     done = subprocess.run([GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--seed", "1"],
                           cwd=folder, capture_output=True, env={**os.environ, "GRADER_SANDBOX_UID_BASE": "62290"})
