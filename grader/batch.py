@@ -33,6 +33,7 @@ from grader.report import gradebook, json_report
 from grader.report import gradescope as gradescope_report
 from grader.results import SubmissionResult
 from grader.runner import grade_submission, new_seed
+from grader.sandbox.launcher import Sandbox
 from grader.spec import Assignment
 from grader.submission import sha256_of
 
@@ -133,20 +134,30 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
 def _run_parallel(todo: list[Found], assignment: Assignment, seed: int, jobs: int,
                   finished: Callable[[Found, SubmissionResult], None]) -> None:
     """Grade ``todo`` on ``jobs`` workers; each worker owns a sandbox slot (its own sandbox user)."""
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(jobs):
-        slots.put(slot)
+    # One warm sandbox per worker: its interpreter imports numpy once and serves submission after
+    # submission, each in a fresh zygote (or, where isolation cannot keep them apart, a fresh one).
+    sandboxes: queue.Queue[Sandbox] = queue.Queue()
+    for slot in range(min(jobs, len(todo))):
+        sandboxes.put(Sandbox(slot))
     lock = threading.Lock()
 
     def work(item: Found) -> None:
-        slot = slots.get()
+        box = sandboxes.get()
         try:
-            result = grade_submission(item.path, assignment, seed=seed, visibility="all", slot=slot)
+            result = grade_submission(item.path, assignment, seed=seed, visibility="all", sandbox=box)
         finally:
-            slots.put(slot)
+            sandboxes.put(box)
         with lock:  # results land one at a time: files, entries and progress stay consistent
             finished(item, result)
 
+    try:
+        _drive(todo, work, jobs)
+    finally:
+        while not sandboxes.empty():
+            sandboxes.get().close()
+
+
+def _drive(todo: list[Found], work: Callable[[Found], None], jobs: int) -> None:
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grader") as pool:
         pending = {pool.submit(work, item) for item in todo}
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grader
@@ -33,8 +34,10 @@ def grade_submission(submission: str | Path, assignment: Assignment, *, seed: in
                      visibility: str = "public", slot: int = 0, sandbox: Sandbox | None = None) -> SubmissionResult:
     """Grade ``submission`` on the ``visibility`` scenarios ("public" or "all") of ``assignment``.
 
-    ``sandbox`` may be one started earlier (so its interpreter loaded while the caller loaded the
-    assignment); it is closed here either way. ``slot`` tells parallel workers' sandboxes apart.
+    ``sandbox`` may be one started earlier (its interpreter loaded while the caller loaded the
+    assignment) or one kept warm across submissions; the caller keeps it, and it is left ready
+    for the next submission. Without one, a sandbox is started and closed here. ``slot`` tells
+    parallel workers' sandboxes apart.
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -44,20 +47,22 @@ def grade_submission(submission: str | Path, assignment: Assignment, *, seed: in
         static = inspect_submission(submission, assignment.forbidden_imports)
         specs = assignment.select(visibility)
         if static.problem is not None:
-            return _finish(assignment, submission, static.sha256, seed, visibility, started, box.isolation,
+            return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
                            _not_run(specs, static.problem), error=static.problem)
         inputs = {spec.id: spec.code.inputs(seed) for spec in specs}
-        job = _job(assignment, specs, inputs)
-        results, box, import_seconds, error = _run(box, submission, assignment, specs, inputs, job, slot)
-        if box.forbidden_seen:
-            error = (f"{submission.name} tried to import {box.forbidden_seen[0]!r}, which this assignment "
+        run = _run(box, submission, assignment, specs, inputs, _job(assignment, specs, inputs))
+        error = run.error
+        results = run.results
+        if run.forbidden:
+            error = (f"{submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
                      f"does not allow; the point is to write the gradients yourself")
-            results = [_zeroed(result) for result in results]
-        timings = {"import": round(import_seconds, 6)}
-        return _finish(assignment, submission, static.sha256, seed, visibility, started, box.isolation,
-                       results, error=error, timings=timings)
+        return _finish(assignment, submission, static.sha256, seed, visibility, started, run.isolation,
+                       results, error=error, timings={"import": round(run.import_seconds, 6)})
     finally:
-        box.close()
+        if sandbox is None:
+            box.close()
+        else:
+            box.stop()
 
 
 def _job(assignment: Assignment, specs: tuple[ScenarioSpec, ...], inputs: dict) -> dict:
@@ -73,34 +78,42 @@ def _job(assignment: Assignment, specs: tuple[ScenarioSpec, ...], inputs: dict) 
     }
 
 
-def _run(box: Sandbox, submission: Path, assignment: Assignment, specs, inputs, job, slot):
-    """Run every scenario; start a fresh sandbox after one that timed out or died."""
-    results: list[ScenarioResult] = []
-    import_seconds, error = 0.0, None
+@dataclass
+class _Run:
+    results: list[ScenarioResult] = field(default_factory=list)
+    import_seconds: float = 0.0
+    error: str | None = None
+    isolation: tuple[str, ...] = ()
+    forbidden: list[str] = field(default_factory=list)   # modules the submission tried to import
+
+
+def _run(box: Sandbox, submission: Path, assignment: Assignment, specs, inputs, job) -> _Run:
+    """Run every scenario; after one that timed out or died, the rest run in a fresh zygote."""
+    run = _Run()
     index = 0
     while index < len(specs):
         box.send_job(submission, submission.stem, job)
         imported = box.wait_ready(assignment.limits.import_time)
-        import_seconds += imported.duration
+        run.import_seconds += imported.duration
+        run.isolation = run.isolation or box.isolation
+        run.forbidden += [module for module in box.forbidden_seen if module not in run.forbidden]
         if not imported.ok:
-            error = _import_problem(submission, imported)
-            feedback_out = Feedback(error, stdout=imported.stdout, stderr=imported.stderr,
-                                    traceback=imported.error.traceback if imported.error else None)
-            status = Status.NOT_RUN
-            results += [scenario_result(spec, status, feedback_out) for spec in specs[index:]]
-            if index > 0:  # an import that worked before: this is the sandbox failing, not the file
-                error = None
+            problem = _import_problem(submission, imported)
+            feedback = Feedback(problem, stdout=imported.stdout, stderr=imported.stderr,
+                                traceback=imported.error.traceback if imported.error else None)
+            run.results += [scenario_result(spec, Status.NOT_RUN, feedback) for spec in specs[index:]]
+            if index == 0:  # an import that worked before is the sandbox failing, not the file
+                run.error = problem
             break
         while index < len(specs):
             spec = specs[index]
             outcome = box.run(index, spec.time_limit)
-            results.append(judge(spec, inputs[spec.id], outcome, assignment.limits.memory_mb))
+            run.results.append(judge(spec, inputs[spec.id], outcome, assignment.limits.memory_mb))
             index += 1
             if outcome.timed_out or outcome.sandbox_died:
-                box.close()
-                box = Sandbox(slot)
                 break
-    return results, box, import_seconds, error
+        run.forbidden += [module for module in box.forbidden_seen if module not in run.forbidden]
+    return run
 
 
 def _import_problem(submission: Path, imported) -> str:
@@ -120,7 +133,6 @@ def _not_run(specs, message: str) -> list[ScenarioResult]:
 
 
 def _zeroed(result: ScenarioResult) -> ScenarioResult:
-    from dataclasses import replace
     return replace(result, points=0.0)
 
 

@@ -240,3 +240,31 @@ def test_no_sandbox_process_survives_grading(mini, tmp_path):
 def _children_of(pid: int) -> list[int]:
     from grader.sandbox.proctree import children
     return children(pid)
+
+
+def test_a_warm_sandbox_serves_submission_after_submission(mini, tmp_path):
+    from grader.sandbox.launcher import Sandbox
+
+    hostile = submit(tmp_path, with_square("globals()['CALLS'] = 99; open('left-behind', 'w').write('x'); "
+                                           "import builtins; builtins.len = None\nwhile True: pass"), "squares.py")
+    with Sandbox() as box:
+        first = grade_submission(hostile, mini, seed=1, sandbox=box)
+        warden = box.process.pid
+        second = grade_submission(MINI / "squares.py", mini, seed=1, sandbox=box)
+        assert box.process.pid == warden, "the warden was not reused"
+    assert by_id(first)["square_values"].status is Status.TIMEOUT
+    assert second.score == second.max_score and second.error is None
+
+
+def test_without_isolation_between_submissions_each_gets_a_fresh_warden(mini, tmp_path):
+    from grader.sandbox.isolation import IsolationPlan
+    from grader.sandbox.launcher import Sandbox
+
+    weakest = IsolationPlan(uid=None, landlock_abi=0, nproc=None)
+    assert not weakest.reusable
+    with Sandbox(plan=weakest) as box:
+        grade_submission(MINI / "squares.py", mini, seed=1, sandbox=box)
+        first = box.process.pid
+        result = grade_submission(MINI / "squares.py", mini, seed=1, sandbox=box)
+        assert box.process.pid != first
+    assert result.score == result.max_score and result.isolation == ("rlimits",)

@@ -5,9 +5,11 @@ the grader), with a scrubbed environment, stdin on /dev/null, stdout/stderr on c
 and four pipes of its own (numbers in CONFIG). Three roles, one process tree::
 
     warden    trusted: a child subreaper, so every orphan below stays in its subtree. Imports
-              numpy, reads the job (limits, the submission's path; never a program, check or
-              expected value), forks the zygote, then only reaps, and on the grader's death
-              (its lifeline pipe closes) kills the subtree. Never runs student code.
+              numpy, then serves jobs one at a time: reads a job (limits, the submission's path;
+              never a program, check or expected value), forks a zygote for it, reaps until that
+              zygote is gone, reports its exit, and waits for the next job. On the grader's death
+              (its lifeline pipe closes) kills the subtree, removes the job folder and exits.
+              Never runs student code, so every zygote starts from the same clean state.
     zygote    fork of the warden: sets resource limits, applies Landlock, drops to the sandbox
               user (as root), blocks forbidden imports, and only then imports the student's
               module. Then, per "run" command (which carries that one program), forks one
@@ -23,6 +25,7 @@ import json
 import linecache
 import os
 import resource
+import selectors
 import signal
 import sys
 import traceback
@@ -80,43 +83,87 @@ def _prctl(option, value):
 # --------------------------------------------------------------------------- warden
 
 def warden(config):
+    """Serve jobs one after the other, each in a fresh zygote forked from this clean process."""
     fds = config["fds"]
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     import numpy  # noqa: F401  preloaded once, shared by every fork below
 
-    job = _receive(fds["job"])
-    if job is None:
-        os._exit(0)
-    zygote_pid = os.fork()
-    if zygote_pid == 0:
-        os.close(fds["lifeline"])
-        os.close(fds["status"])
-        zygote(config, job)  # never returns
-    os.close(fds["job"])
-    os.close(fds["results"])
-    _send(fds["status"], {"zygote": zygote_pid})
-    _keep_watch(fds["lifeline"])
-
-
-def _keep_watch(lifeline):
-    """Reap orphans until the grader closes the lifeline (or dies); then kill the subtree."""
-    import selectors
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     watch = selectors.DefaultSelector()
-    watch.register(lifeline, selectors.EVENT_READ)
+    watch.register(fds["lifeline"], selectors.EVENT_READ)
     watch.register(wake_r, selectors.EVENT_READ)
+    job_dir = None
     while True:
-        _reap()
+        job = _next_job(fds, watch, wake_r, job_dir)
+        job_dir = job["job_dir"]
+        zygote_pid = os.fork()
+        if zygote_pid == 0:
+            os.close(fds["lifeline"])
+            os.close(fds["status"])
+            watch.close()
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            zygote(config, job)  # never returns
+        _send(fds["status"], {"zygote": zygote_pid})
+        status = _watch_zygote(zygote_pid, fds, watch, wake_r, job_dir)
+        how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
+        _send(fds["status"], {"exited": zygote_pid, **how})
+
+
+def _next_job(fds, watch, wake_r, job_dir):
+    """Wait for the next job message, reaping orphans meanwhile. Stale run commands (sent to a
+    zygote that died before reading them) are skipped."""
+    watch.register(fds["job"], selectors.EVENT_READ)
+    try:
+        while True:
+            for key, _ in watch.select():
+                if key.fd == fds["job"]:
+                    message = _receive(fds["job"])
+                    if message is None:
+                        _retire(job_dir)
+                    if message.get("kind") == "job":
+                        return message
+                else:
+                    _wake(key.fd, fds, wake_r, job_dir)
+                    _reap()
+    finally:
+        watch.unregister(fds["job"])
+
+
+def _watch_zygote(zygote_pid, fds, watch, wake_r, job_dir):
+    """Reap orphans until the zygote itself has exited; returns its wait status."""
+    while True:
         for key, _ in watch.select():
-            if key.fd == wake_r:
-                os.read(wake_r, 4096)
-            elif not os.read(lifeline, 4096):
-                proctree.kill_children(os.getpid())
-                _reap()
-                os._exit(0)
+            _wake(key.fd, fds, wake_r, job_dir)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = 0
+            if pid == 0:
+                break
+            if pid == zygote_pid:
+                return status
+
+
+def _wake(fd, fds, wake_r, job_dir):
+    if fd == wake_r:
+        os.read(wake_r, 4096)
+    elif not os.read(fds["lifeline"], 4096):
+        _retire(job_dir)
+
+
+def _retire(job_dir):
+    """The grader is gone (or done): kill the subtree, remove the job folder, exit."""
+    proctree.kill_children(os.getpid())
+    _reap()
+    if job_dir:
+        import shutil
+        shutil.rmtree(job_dir, ignore_errors=True)
+    os._exit(0)
 
 
 def _reap():
@@ -134,6 +181,8 @@ def _reap():
 def zygote(config, job):
     fds = config["fds"]
     results = fds["results"]
+    os.chdir(job["job_dir"])
+    os.environ.update(HOME=job["job_dir"], TMPDIR=job["job_dir"])
     isolation = _isolate(job)
     _block_imports(job["forbidden"], results)
     _send(results, {"kind": "sandbox", "isolation": isolation})

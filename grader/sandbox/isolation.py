@@ -35,6 +35,13 @@ class IsolationPlan:
     landlock_abi: int        # 0: not available
     nproc: int | None        # RLIMIT_NPROC, where the kernel will honour it
 
+    @property
+    def reusable(self) -> bool:
+        """Whether one warden may serve several submissions in turn. Only when a submission's
+        processes cannot reach the warden (another uid, or a Landlock domain: no ptrace, and no
+        signals on ABI >= 6); else a fresh warden per submission, so one cannot tamper with the next."""
+        return self.uid is not None or self.landlock_abi >= 1
+
     def prepare(self, job_dir: Path, submission: Path) -> None:
         """Make the job folder the sandbox's own: 0700, owned by the sandbox user when there is one."""
         os.chmod(job_dir, 0o700)

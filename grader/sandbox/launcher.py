@@ -74,23 +74,35 @@ class RunOutcome:
 
 
 class Sandbox:
-    """One sandbox process tree. Start it early: the interpreter and numpy load while you prepare."""
+    """A warden process that serves submissions one at a time, each in a fresh zygote.
+
+    Start it early: the interpreter and numpy load while you prepare. Per submission: ``start``,
+    ``wait_ready``, ``run`` per scenario, then ``stop`` (kills that submission's processes and
+    deletes its job folder; the warden stays warm for the next one when the isolation level keeps
+    submissions apart, see :attr:`IsolationPlan.reusable`). ``close`` ends it all. A warden that
+    died is started again by the next ``start``.
+    """
 
     def __init__(self, slot: int = 0, plan: IsolationPlan | None = None):
         _make_grader_undumpable()
         self.slot, self._plan = slot, plan
-        self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
+        self.plan: IsolationPlan | None = plan
+        self.job_dir: Path | None = None
+        self.output_limit = 65536
+        self._closed = False
+        self._reset()
+        self._spawn()
+
+    def _reset(self) -> None:
+        """Forget everything about the previous submission."""
         self.isolation: tuple[str, ...] = ()
         self.forbidden_seen: list[str] = []
-        self.output_limit = 65536
         self._reader = wire.FrameReader()
-        self._status_reader = wire.FrameReader(4096)
         self._messages: list[dict] = []
         self._problems: list[str] = []
         self._zygote: int | None = None
-        self._dead = False
+        self._dead = False  # the current zygote is gone (or the whole warden)
         self._captures = (Capture(0), Capture(0))
-        self._spawn()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -104,29 +116,27 @@ class Sandbox:
         child_fds = (job_r, results_w, lifeline_r, status_w)
         config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w},
                   "numpy_path": _numpy_path()}
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": str(self.job_dir),
-               "TMPDIR": str(self.job_dir), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1"}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/nonexistent",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
         # nothing next to the submission can shadow the standard library or numpy. -S: no site
         # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
         # written as it happens, so it is attributed to the right scenario and survives a kill.
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-S", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
-            stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd=self.job_dir, env=env, start_new_session=True)
+            stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env, start_new_session=True)
         for fd in (*child_fds, out_w, err_w):
             os.close(fd)
+        self._status_reader = wire.FrameReader(4096)
+        self._warden_dead = False
         self._selector = selectors.DefaultSelector()
         for fd in (self._results_r, self._status_r, self._out_r, self._err_r):
             os.set_blocking(fd, False)
             self._selector.register(fd, selectors.EVENT_READ)
         self._started = time.monotonic()
 
-    def close(self) -> None:
-        """Kill the whole tree, reap it, close every pipe, delete the job folder. Idempotent."""
-        if getattr(self, "_closed", False):
-            return
-        self._closed = True
+    def _retire_warden(self) -> None:
+        """Kill the warden and its whole tree, reap it, close its pipes."""
         self._kill_tree()
         try:
             self.process.kill()
@@ -139,7 +149,35 @@ class Sandbox:
                 os.close(fd)
             except OSError:
                 pass
-        shutil.rmtree(self.job_dir, ignore_errors=True)
+        self._warden_dead = True
+
+    def close(self) -> None:
+        """End the current submission and the warden. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._retire_warden()
+        self._remove_job_dir()
+
+    def stop(self) -> None:
+        """End the current submission: kill its processes, delete its job folder, keep the warden
+        warm when that is safe (else retire it; the next ``start`` spawns a fresh one)."""
+        if not self._warden_dead and self._zygote is not None:
+            self._kill_tree()
+            # The warden reports the zygote's exit once it has reaped it; then it reads jobs again.
+            self._pump(lambda: self._dead, time.monotonic() + 10.0)
+            if not self._dead:
+                self._retire_warden()
+        self._drain(self._results_r, self._out_r, self._err_r)
+        self._remove_job_dir()
+        if self.plan is not None and not self.plan.reusable and not self._warden_dead:
+            self._retire_warden()
+        self._reset()
+
+    def _remove_job_dir(self) -> None:
+        if self.job_dir is not None:
+            shutil.rmtree(self.job_dir, ignore_errors=True)
+            self.job_dir = None
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -167,7 +205,15 @@ class Sandbox:
     # ------------------------------------------------------------------ protocol
 
     def send_job(self, submission: Path, module: str, job: dict) -> None:
-        """Copy the submission into the job folder and send the job (programs, inputs, limits)."""
+        """Start one submission: a fresh job folder holding only the submission, a fresh zygote."""
+        if self._closed:
+            raise RuntimeError("this sandbox is closed")
+        if self._zygote is not None or self.job_dir is not None:
+            self.stop()
+        if self._warden_dead:
+            self._reset()
+            self._spawn()
+        self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
         target = self.job_dir / submission.name
         shutil.copyfile(submission, target)
         self.plan = self._plan or plan_isolation(self.slot)  # decided now: the interpreter is already starting
@@ -175,8 +221,8 @@ class Sandbox:
         self.output_limit = job["output_limit"]
         # Programs go out one per run (see run()): the sandbox never holds a scenario it is not running.
         self._programs = {item["index"]: item for item in job["scenarios"]}
-        config = {**job, "scenarios": [], **self.plan.child_config(self.job_dir), "submission": str(target),
-                  "module": module}
+        config = {**job, "kind": "job", "scenarios": [], **self.plan.child_config(self.job_dir),
+                  "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
         self._write(config)
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
@@ -184,7 +230,8 @@ class Sandbox:
         begin = time.monotonic()
         self._begin_capture()
         outcome = ImportOutcome(ok=False)
-        if not self._pump(lambda: self._zygote is not None, self._started + STARTUP_SECONDS):
+        startup = max(self._started + STARTUP_SECONDS, begin + 10.0)  # a warm warden answers at once
+        if not self._pump(lambda: self._zygote is not None, startup):
             outcome.problem = self._death_or("the sandbox did not start")
         else:
             found: list[dict] = []
@@ -203,15 +250,17 @@ class Sandbox:
                 outcome.timed_out = True
                 outcome.problem = f"importing the submission took longer than {import_seconds:g} s"
                 self._kill_tree()
-                self._dead = True
         outcome.duration = time.monotonic() - begin
-        self._drain()
+        self._drain(self._out_r, self._err_r)
         outcome.stdout, outcome.stderr = self._end_capture()
         self.sweep()
         return outcome
 
     def run(self, index: int, seconds: float) -> RunOutcome:
-        """Run scenario ``index``; wait at most ``seconds`` of wall-clock time for it."""
+        """Run scenario ``index``; wait at most ``seconds`` of wall-clock time for it.
+
+        After a timeout or a dead zygote the submission must be started again (``send_job``)
+        before the next run; the runner does that."""
         outcome = RunOutcome()
         if self._dead:
             outcome.sandbox_died = True
@@ -222,13 +271,12 @@ class Sandbox:
         finished = self._pump(lambda: self._collect(index, outcome), begin + seconds)
         outcome.duration = time.monotonic() - begin
         if not finished:
-            outcome.timed_out = not self._dead
-            outcome.sandbox_died = self._dead
+            outcome.timed_out = True
             self._kill_tree()  # the zygote too: it cannot be trusted to stop the program
-            self._dead = True
-        self._drain()
+        self._drain(self._out_r, self._err_r)
         outcome.stdout, outcome.stderr = self._end_capture()
-        self.sweep()
+        if finished and not self._dead:
+            self.sweep()
         return outcome
 
     def _collect(self, index: int, outcome: RunOutcome) -> bool:
@@ -261,7 +309,7 @@ class Sandbox:
             try:
                 data = data[os.write(self._job_w, data):]
             except BrokenPipeError:
-                self._dead = True
+                self._dead = self._warden_dead = True
                 return
 
     def _pump(self, done, deadline: float) -> bool:
@@ -286,18 +334,29 @@ class Sandbox:
                 self._captures[fd == self._err_r].add(chunk)
             else:
                 self._selector.unregister(fd)
-        elif fd == self._status_r:
+        elif fd == self._status_r:  # the warden's own reports: trusted
             if not chunk:
-                self._selector.unregister(fd)
+                self._warden_gone(fd)
             for body in self._status_reader.feed(chunk):
                 if isinstance(body, bytes):
-                    self._zygote = json.loads(body).get("zygote")
-        elif not chunk:  # results: every writer is gone, so the sandbox is dead
-            self._selector.unregister(fd)
-            self._dead = True
+                    self._warden_says(json.loads(body))
+        elif not chunk:  # results: the warden holds a writer, so this is the warden's death
+            self._warden_gone(fd)
         else:
             for body in self._reader.feed(chunk):
                 self._accept(body)
+
+    def _warden_says(self, report: dict) -> None:
+        if "zygote" in report:
+            self._zygote = report["zygote"]
+        elif report.get("exited") == self._zygote and self._zygote is not None:
+            # Everything the dead zygote wrote is in the pipes already: read it before concluding.
+            self._drain(self._results_r)
+            self._dead = True
+
+    def _warden_gone(self, fd: int) -> None:
+        self._selector.unregister(fd)
+        self._dead = self._warden_dead = True
 
     def _accept(self, body: bytes | wire.ProtocolError) -> None:
         try:
@@ -322,9 +381,9 @@ class Sandbox:
                 return [message]
         return []
 
-    def _drain(self) -> None:
-        """Read what a finished (dead) scenario process left in the output pipes."""
-        for fd in (self._out_r, self._err_r):
+    def _drain(self, *fds: int) -> None:
+        """Read what dead writers left in these pipes, without waiting for more."""
+        for fd in fds:
             for _ in range(64):
                 try:
                     chunk = os.read(fd, _CHUNK)
@@ -332,7 +391,11 @@ class Sandbox:
                     break
                 if not chunk:
                     break
-                self._captures[fd == self._err_r].add(chunk)
+                if fd == self._results_r:
+                    for body in self._reader.feed(chunk):
+                        self._accept(body)
+                else:
+                    self._captures[fd == self._err_r].add(chunk)
 
     def _begin_capture(self) -> None:
         self._captures = (Capture(self.output_limit), Capture(self.output_limit))

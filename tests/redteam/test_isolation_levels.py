@@ -23,7 +23,8 @@ def _grade(arena, attack_id, plan, tmp_path):
     from grader import grade_submission, load_assignment
     from grader.sandbox.launcher import Sandbox
     path = arena.submission(BY_ID[attack_id], tmp_path)
-    return grade_submission(path, load_assignment(ASSIGNMENT), seed=1, sandbox=Sandbox(plan=plan))
+    with Sandbox(plan=plan) as sandbox:  # the caller owns a sandbox it passes in
+        return grade_submission(path, load_assignment(ASSIGNMENT), seed=1, sandbox=sandbox)
 
 
 def test_the_strongest_plan_as_root_is_uid_drop_and_landlock():
