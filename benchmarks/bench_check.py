@@ -72,7 +72,7 @@ def wall(command: list[str], runs: int, cwd: Path | None = None) -> list[float]:
 def per_scenario(runs: int) -> tuple[float, float]:
     """(median seconds of a no-op scenario in the sandbox, median seconds of a bare fork)."""
     from grader import load_assignment
-    from grader.runner import _job
+    from grader.rubric import Rubric
     from grader.sandbox.launcher import Sandbox
 
     with tempfile.TemporaryDirectory() as folder:
@@ -81,14 +81,15 @@ def per_scenario(runs: int) -> tuple[float, float]:
         (folder / "scenarios.py").write_text(NOOP_SCENARIOS)
         (folder / "noop.py").write_text("")
         assignment = load_assignment(folder)
-        specs = assignment.select("public")
+        rubric = Rubric.of(assignment, assignment.select("public"))
+        payload = rubric.programs[0].payload({})
         with Sandbox() as box:
-            box.send_job(folder / "noop.py", "noop", _job(assignment, specs, {"noop": {}}))
+            box.send_job(folder / "noop.py", "noop", rubric.job())
             assert box.wait_ready(10).ok
             times = []
             for _ in range(runs):
                 start = time.perf_counter()
-                box.run(0, 5)
+                box.run(0, 5, payload)
                 times.append(time.perf_counter() - start)
     bare = subprocess.run([sys.executable, "-c", BARE_FORK, str(runs)], capture_output=True, text=True, check=True)
     return statistics.median(times), float(bare.stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,8 +49,35 @@ def locate(file: Path | None, assignment_dir: Path | None, cwd: Path | None = No
 
 def run_check(located: Located, *, seed: int | None = None,
               sandbox: Sandbox | None = None) -> tuple[SubmissionResult, Assignment]:
-    """Grade the public scenarios; returns the result and the assignment it was graded on."""
-    from grader.runner import grade_submission
+    """Grade the public scenarios; returns the result and the assignment it was graded on.
 
-    assignment = load_assignment(located.assignment_dir)
-    return grade_submission(located.submission, assignment, seed=seed, sandbox=sandbox), assignment
+    The checks (and numpy) load in a thread while the sandbox already runs the programs, read
+    from the files directly; the runner verifies they are the programs the assignment defines.
+    """
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from grader.rubric import Rubric, read_public_rubric
+    from grader.runner import grade_submission, grade_with_loader
+
+    rubric = read_public_rubric(located.assignment_dir)
+    if rubric is None:  # something unusual in the files: load first, report precisely
+        assignment = load_assignment(located.assignment_dir)
+        return grade_submission(located.submission, assignment, seed=seed, sandbox=sandbox), assignment
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # while the loader imports, hand the driver the GIL promptly
+    loading: list[Future] = []
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-load") as loader:
+            def start() -> None:  # once the sandbox has its job: until then the loader would slow us
+                if not loading:
+                    loading.append(loader.submit(load_assignment, located.assignment_dir))
+
+            def load() -> Assignment:
+                start()
+                return loading[0].result()
+
+            result = grade_with_loader(located.submission, rubric, load, seed=seed, sandbox=sandbox,
+                                       started_job=start)
+            return result, load()
+    finally:
+        sys.setswitchinterval(switch)

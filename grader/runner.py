@@ -1,27 +1,29 @@
 """Grade one submission against one assignment: the library's main entry point.
 
 The runner produces a :class:`~grader.results.SubmissionResult` and nothing else; reporters
-render it. Flow: static checks in the grader (no student code runs here), then one sandbox per
-submission: the scenario programs and their inputs go in, observations come out, and each is
-judged here. A scenario that times out or kills its sandbox costs only itself: the rest run in a
-fresh sandbox.
+render it. Two phases: *execute* (static checks in the grader, then the programs run in the
+sandbox and their raw outcomes come back) and *judge* (each outcome against its check, in the
+grader). Execution needs only a :class:`~grader.rubric.Rubric`, judging the loaded assignment,
+so ``grader check`` runs programs while the grader is still importing the checks. A scenario
+that times out or kills its zygote costs only itself: the rest run in a fresh zygote.
 """
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import grader
 from grader.judge import judge, scenario_result
 from grader.results import Feedback, ScenarioResult, Status, SubmissionResult
+from grader.rubric import Program, Rubric
 from grader.sandbox import wire
-from grader.sandbox.launcher import Sandbox
+from grader.sandbox.launcher import ImportOutcome, RunOutcome, Sandbox
 from grader.scoring import task_scores, total
-from grader.spec import Assignment, ScenarioSpec
+from grader.spec import Assignment
 from grader.submission import inspect_submission
 
 
@@ -39,20 +41,48 @@ def grade_submission(submission: str | Path, assignment: Assignment, *, seed: in
     for the next submission. Without one, a sandbox is started and closed here. ``slot`` tells
     parallel workers' sandboxes apart.
     """
+    rubric = Rubric.of(assignment, assignment.select(visibility))
+    return grade_with_loader(submission, rubric, lambda: assignment, seed=seed, visibility=visibility, slot=slot,
+                             sandbox=sandbox)
+
+
+def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[], Assignment], *,
+                      seed: int | None = None, visibility: str = "public", slot: int = 0,
+                      sandbox: Sandbox | None = None, started_job: Callable[[], None] = lambda: None,
+                      ) -> SubmissionResult:
+    """Like :func:`grade_submission`, with the assignment still loading: ``load()`` returns it
+    (blocking until it is there) and is only called when a check or an input is needed.
+    ``started_job()`` is called once the sandbox has the job, the moment to start loading."""
     started = time.monotonic()
     submission = Path(submission)
     seed = new_seed() if seed is None else seed
     box = sandbox or Sandbox(slot)
+    inputs: dict[str, dict] = {}
+
+    def inputs_for(program: Program) -> dict:
+        if program.id not in inputs:
+            inputs[program.id] = _spec(load(), program.id).code.inputs(seed) if program.has_inputs else {}
+        return inputs[program.id]
+
     try:
-        static = inspect_submission(submission, assignment.forbidden_imports)
-        specs = assignment.select(visibility)
+        static = inspect_submission(submission, rubric.forbidden)
         if static.problem is not None:
-            return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
-                           _not_run(specs, static.problem), error=static.problem)
-        inputs = {spec.id: spec.code.inputs(seed) for spec in specs}
-        run = _run(box, submission, assignment, specs, inputs, _job(assignment, specs, inputs))
+            specs = load().select(visibility)
+            return _finish(load(), submission, static.sha256, seed, visibility, started, (),
+                           [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem)) for spec in specs],
+                           error=static.problem)
+        run = _execute(box, submission, rubric, rubric.programs, inputs_for, started_job)
+        assignment = load()
+        specs = assignment.select(visibility)
+        stale = [p for p, s in zip(rubric.programs, specs) if (p.id, p.source) != (s.id, s.code.source)
+                 or p.has_inputs != (s.code.make_inputs is not None)]
+        if stale or len(specs) != len(rubric.programs):  # the files changed under us: run what they say now
+            rubric = Rubric.of(assignment, specs)
+            inputs.clear()
+            run = _execute(box, submission, rubric, rubric.programs, inputs_for)
+        results = [_judged(spec, program, inputs_for(program), run, assignment)
+                   for spec, program in zip(specs, rubric.programs)]
         error = run.error
-        results = run.results
         if run.forbidden:
             error = (f"{submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
                      f"does not allow; the point is to write the gradients yourself")
@@ -65,58 +95,55 @@ def grade_submission(submission: str | Path, assignment: Assignment, *, seed: in
             box.stop()
 
 
-def _job(assignment: Assignment, specs: tuple[ScenarioSpec, ...], inputs: dict) -> dict:
-    """What the sandbox receives: programs and inputs only (no checks, no expected values)."""
-    return {
-        "scenarios": [{"index": index, "id": spec.id, "function": spec.code.program.__name__,
-                       "source": spec.code.source, "inputs": wire.encode(inputs[spec.id]),
-                       "cpu_seconds": math.ceil(spec.time_limit) + 1}
-                      for index, spec in enumerate(specs)],
-        "forbidden": list(assignment.forbidden_imports),
-        "memory_mb": assignment.limits.memory_mb,
-        "output_limit": assignment.limits.output_bytes,
-    }
-
+# --------------------------------------------------------------------------- execute
 
 @dataclass
 class _Run:
-    results: list[ScenarioResult] = field(default_factory=list)
+    outcomes: dict[int, RunOutcome] = field(default_factory=dict)
+    not_run: dict[int, ImportOutcome] = field(default_factory=dict)  # the import that failed before them
     import_seconds: float = 0.0
     error: str | None = None
     isolation: tuple[str, ...] = ()
     forbidden: list[str] = field(default_factory=list)   # modules the submission tried to import
 
 
-def _run(box: Sandbox, submission: Path, assignment: Assignment, specs, inputs, job) -> _Run:
-    """Run every scenario; after one that timed out or died, the rest run in a fresh zygote."""
+def _execute(box: Sandbox, submission: Path, rubric: Rubric, programs: tuple[Program, ...],
+             inputs_for: Callable[[Program], dict], started_job: Callable[[], None] = lambda: None) -> _Run:
+    """Run every program; after one that timed out or died, the rest run in a fresh zygote.
+
+    Programs whose inputs are known go first, so they run while the rest may still be loading."""
     run = _Run()
-    index = 0
-    while index < len(specs):
-        box.send_job(submission, submission.stem, job)
-        imported = box.wait_ready(assignment.limits.import_time)
+    queue = sorted(programs, key=lambda p: p.has_inputs)
+    position = 0
+    while position < len(queue):
+        box.send_job(submission, submission.stem, rubric.job())
+        started_job()
+        imported = box.wait_ready(rubric.limits.import_time)
         run.import_seconds += imported.duration
         run.isolation = run.isolation or box.isolation
-        run.forbidden += [module for module in box.forbidden_seen if module not in run.forbidden]
+        _note_forbidden(run, box)
         if not imported.ok:
-            problem = _import_problem(submission, imported)
-            feedback = Feedback(problem, stdout=imported.stdout, stderr=imported.stderr,
-                                traceback=imported.error.traceback if imported.error else None)
-            run.results += [scenario_result(spec, Status.NOT_RUN, feedback) for spec in specs[index:]]
-            if index == 0:  # an import that worked before is the sandbox failing, not the file
-                run.error = problem
+            if position == 0:  # an import that worked before is the sandbox failing, not the file
+                run.error = _import_problem(submission, imported)
+            run.not_run.update((program.index, imported) for program in queue[position:])
             break
-        while index < len(specs):
-            spec = specs[index]
-            outcome = box.run(index, spec.time_limit)
-            run.results.append(judge(spec, inputs[spec.id], outcome, assignment.limits.memory_mb))
-            index += 1
+        while position < len(queue):
+            program = queue[position]
+            payload = program.payload(wire.encode(inputs_for(program)))
+            outcome = box.run(program.index, program.time_limit, payload)
+            run.outcomes[program.index] = outcome
+            position += 1
             if outcome.timed_out or outcome.sandbox_died:
                 break
-        run.forbidden += [module for module in box.forbidden_seen if module not in run.forbidden]
+        _note_forbidden(run, box)
     return run
 
 
-def _import_problem(submission: Path, imported) -> str:
+def _note_forbidden(run: _Run, box: Sandbox) -> None:
+    run.forbidden += [module for module in box.forbidden_seen if module not in run.forbidden]
+
+
+def _import_problem(submission: Path, imported: ImportOutcome) -> str:
     name = submission.name
     if imported.error is not None:
         raised = imported.error
@@ -128,12 +155,23 @@ def _import_problem(submission: Path, imported) -> str:
     return f"{name} could not be loaded: {imported.problem}"
 
 
-def _not_run(specs, message: str) -> list[ScenarioResult]:
-    return [scenario_result(spec, Status.NOT_RUN, Feedback(message)) for spec in specs]
+# --------------------------------------------------------------------------- judge
+
+def _judged(spec, program: Program, inputs: dict, run: _Run, assignment: Assignment) -> ScenarioResult:
+    outcome = run.outcomes.get(program.index)
+    if outcome is not None:
+        return judge(spec, inputs, outcome, assignment.limits.memory_mb)
+    failed = run.not_run.get(program.index)  # the zygote meant to run it could not import the file
+    if failed is None:
+        return scenario_result(spec, Status.NOT_RUN, Feedback("not run"))
+    feedback = Feedback(run.error or f"not run: the submission could not be imported again ({failed.problem or failed.error})",
+                        stdout=failed.stdout, stderr=failed.stderr,
+                        traceback=failed.error.traceback if failed.error else None)
+    return scenario_result(spec, Status.NOT_RUN, feedback)
 
 
-def _zeroed(result: ScenarioResult) -> ScenarioResult:
-    return replace(result, points=0.0)
+def _spec(assignment: Assignment, scenario_id: str):
+    return next(spec for spec in assignment.scenarios if spec.id == scenario_id)
 
 
 def _finish(assignment: Assignment, submission: Path, sha256: str, seed: int, visibility: str, started: float,
@@ -143,7 +181,7 @@ def _finish(assignment: Assignment, submission: Path, sha256: str, seed: int, vi
     score, max_score = total(scenarios)
     if error is not None:
         score = 0.0
-        scenarios = tuple(_zeroed(s) for s in scenarios)
+        scenarios = tuple(replace(s, points=0.0) for s in scenarios)
     timings = {**(timings or {}), "total": round(time.monotonic() - started, 6)}
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(submission),

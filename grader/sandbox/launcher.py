@@ -19,11 +19,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.sandbox import proctree, wire
-from grader.sandbox.isolation import IsolationPlan, plan_isolation
+from grader.sandbox.spawn import Warden
 
-CHILD_SCRIPT = str(Path(__file__).with_name("child.py"))
+if TYPE_CHECKING:
+    from grader.sandbox.isolation import IsolationPlan
+
 STARTUP_SECONDS = 60.0  # a clean interpreter plus numpy, even on a loaded machine
 _CHUNK = 65536
 
@@ -83,7 +86,7 @@ class Sandbox:
     died is started again by the next ``start``.
     """
 
-    def __init__(self, slot: int = 0, plan: IsolationPlan | None = None):
+    def __init__(self, slot: int = 0, plan: IsolationPlan | None = None, warden: Warden | None = None):
         _make_grader_undumpable()
         self.slot, self._plan = slot, plan
         self.plan: IsolationPlan | None = plan
@@ -91,7 +94,7 @@ class Sandbox:
         self.output_limit = 65536
         self._closed = False
         self._reset()
-        self._spawn()
+        self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
     def _reset(self) -> None:
         """Forget everything about the previous submission."""
@@ -106,27 +109,11 @@ class Sandbox:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _spawn(self) -> None:
-        job_r, self._job_w = os.pipe()
-        self._results_r, results_w = os.pipe()
-        lifeline_r, self._lifeline_w = os.pipe()
-        self._status_r, status_w = os.pipe()
-        self._out_r, out_w = os.pipe()
-        self._err_r, err_w = os.pipe()
-        child_fds = (job_r, results_w, lifeline_r, status_w)
-        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w},
-                  "numpy_path": _numpy_path()}
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/nonexistent",
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-        # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
-        # nothing next to the submission can shadow the standard library or numpy. -S: no site
-        # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
-        # written as it happens, so it is attributed to the right scenario and survives a kill.
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
-            stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env, start_new_session=True)
-        for fd in (*child_fds, out_w, err_w):
-            os.close(fd)
+    def _spawn(self, warden: Warden | None = None) -> None:
+        warden = warden or Warden()
+        self.process = warden.process
+        self._job_w, self._results_r, self._lifeline_w = warden.job_w, warden.results_r, warden.lifeline_w
+        self._status_r, self._out_r, self._err_r = warden.status_r, warden.out_r, warden.err_r
         self._status_reader = wire.FrameReader(4096)
         self._warden_dead = False
         self._selector = selectors.DefaultSelector()
@@ -205,7 +192,9 @@ class Sandbox:
     # ------------------------------------------------------------------ protocol
 
     def send_job(self, submission: Path, module: str, job: dict) -> None:
-        """Start one submission: a fresh job folder holding only the submission, a fresh zygote."""
+        """Start one submission: a fresh job folder holding only the submission, a fresh zygote.
+
+        ``job`` holds the limits and forbidden imports (``Rubric.job()``); no program."""
         if self._closed:
             raise RuntimeError("this sandbox is closed")
         if self._zygote is not None or self.job_dir is not None:
@@ -216,12 +205,12 @@ class Sandbox:
         self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
         target = self.job_dir / submission.name
         shutil.copyfile(submission, target)
-        self.plan = self._plan or plan_isolation(self.slot)  # decided now: the interpreter is already starting
+        from grader.sandbox.isolation import plan_isolation  # decided now: the interpreter is already starting
+        self.plan = self._plan or plan_isolation(self.slot)
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
         # Programs go out one per run (see run()): the sandbox never holds a scenario it is not running.
-        self._programs = {item["index"]: item for item in job["scenarios"]}
-        config = {**job, "kind": "job", "scenarios": [], **self.plan.child_config(self.job_dir),
+        config = {**job, "kind": "job", **self.plan.child_config(self.job_dir),
                   "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
         self._write(config)
 
@@ -256,8 +245,8 @@ class Sandbox:
         self.sweep()
         return outcome
 
-    def run(self, index: int, seconds: float) -> RunOutcome:
-        """Run scenario ``index``; wait at most ``seconds`` of wall-clock time for it.
+    def run(self, index: int, seconds: float, scenario: dict) -> RunOutcome:
+        """Run ``scenario`` (a ``Program.payload``); wait at most ``seconds`` of wall-clock time.
 
         After a timeout or a dead zygote the submission must be started again (``send_job``)
         before the next run; the runner does that."""
@@ -267,7 +256,7 @@ class Sandbox:
             return outcome
         self._begin_capture()
         begin = time.monotonic()
-        self._write({"run": index, "scenario": self._programs[index]})
+        self._write({"run": index, "scenario": scenario})
         finished = self._pump(lambda: self._collect(index, outcome), begin + seconds)
         outcome.duration = time.monotonic() - begin
         if not finished:
@@ -362,7 +351,7 @@ class Sandbox:
         try:
             if isinstance(body, wire.ProtocolError):
                 raise body
-            message = _checked_envelope(wire.decode(body))
+            message = _checked_envelope(wire.decode(body, numpy_now=False))  # numpy: at judging
         except wire.ProtocolError as error:
             self._problems.append(f"the sandbox sent an unreadable message: {error}")
             return
@@ -408,13 +397,6 @@ class Sandbox:
         if code is None:
             return default
         return default + (f" (killed by signal {-code})" if code < 0 else f" (exit code {code})")
-
-
-def _numpy_path() -> str:
-    """The folder that holds the numpy package (site-packages, usually), found without importing it."""
-    import importlib.util
-    spec = importlib.util.find_spec("numpy")
-    return str(Path(spec.origin).parent.parent)
 
 
 def _checked_envelope(message) -> dict:

@@ -217,8 +217,37 @@ def _numpy_if_loaded():
 
 # --------------------------------------------------------------------------- grader side
 
-def decode(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES):
-    """Parse one message body from the sandbox. Raises :class:`ProtocolError` on anything off."""
+@dataclass(frozen=True)
+class Numeric:
+    """A validated numpy value not yet built (``decode(..., numpy_now=False)``): see :func:`materialize`."""
+
+    dtype: str
+    shape: tuple[int, ...] | None  # None: a numpy scalar
+    values: tuple
+
+    def build(self):
+        import numpy
+        if self.shape is None:
+            return numpy.dtype(self.dtype).type(self.values[0])
+        return numpy.array(self.values, dtype=self.dtype).reshape(self.shape)
+
+
+def materialize(value):
+    """Turn every :class:`Numeric` inside ``value`` into its numpy array or scalar."""
+    if isinstance(value, Numeric):
+        return value.build()
+    if isinstance(value, list):
+        return [materialize(item) for item in value]
+    if isinstance(value, dict):
+        return {key: materialize(item) for key, item in value.items()}
+    return value
+
+
+def decode(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES, numpy_now: bool = True):
+    """Parse one message body from the sandbox. Raises :class:`ProtocolError` on anything off.
+
+    With ``numpy_now=False`` arrays and numpy scalars stay :class:`Numeric` records (validated,
+    not built), so a grader still importing numpy in another thread is not waited for."""
     if len(body) > max_bytes:
         raise ProtocolError(f"a message of {len(body):,} bytes (the limit is {max_bytes:,})")
     try:
@@ -229,7 +258,8 @@ def decode(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES):
         raise ProtocolError(f"not valid JSON ({error})") from None
     except (RecursionError, MemoryError, ValueError):
         raise ProtocolError("the message is nested too deeply or holds a number too large") from None
-    return _Decoder().value(raw, 0)
+    decoded = _Decoder().value(raw, 0)
+    return materialize(decoded) if numpy_now else decoded
 
 
 def _reject_constant(name: str):
@@ -279,14 +309,13 @@ class _Decoder:
         if tag == _NDARRAY:
             return self._array(body)
         if tag == _NPSCALAR:
-            import numpy
             scalar = _fields(body, dtype=str, value=object)
             if scalar["dtype"] not in _DTYPES and scalar["dtype"] not in ("float32", "int32"):
                 raise ProtocolError(f"bad numpy scalar dtype {scalar['dtype'][:40]!r}")
             number = self.value(scalar["value"], depth + 1)
             if not isinstance(number, (bool, int, float)):
                 raise ProtocolError("a numpy scalar must hold a number")
-            return numpy.dtype(scalar["dtype"]).type(number)
+            return Numeric(scalar["dtype"], None, (number,))
         if tag == _RAISED:
             record = _fields(body, type=str, message=str, mro=list, traceback=str)
             if not all(isinstance(name, str) for name in record["mro"]) or len(record["mro"]) > 64:
@@ -297,7 +326,6 @@ class _Decoder:
         return Opaque(printable(record["type"][:200]), printable(record["repr"][:2000]))
 
     def _array(self, body):
-        import numpy
         spec = _fields(body, dtype=str, shape=list, data=list)
         shape, data = spec["shape"], spec["data"]
         if spec["dtype"] not in _DTYPES:
@@ -314,7 +342,7 @@ class _Decoder:
             if not isinstance(item, (int, float)):  # bool is an int
                 raise ProtocolError("an array may only hold numbers")
             numbers.append(item)
-        return numpy.array(numbers, dtype=spec["dtype"]).reshape(shape)
+        return Numeric(spec["dtype"], tuple(shape), tuple(numbers))
 
 
 def _single_tag(item: dict):

@@ -1,0 +1,48 @@
+"""Start a sandbox warden: one clean interpreter and its pipes. Deliberately light to import.
+
+``grader check`` calls this before anything else is imported, so the warden's interpreter loads
+numpy while the grader loads click, the spec and the checks. :class:`~grader.sandbox.launcher.Sandbox`
+adopts what this returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
+
+
+class Warden:
+    """A started warden process and the grader's ends of its pipes."""
+
+    def __init__(self) -> None:
+        job_r, self.job_w = os.pipe()
+        self.results_r, results_w = os.pipe()
+        lifeline_r, self.lifeline_w = os.pipe()
+        self.status_r, status_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        self.err_r, err_w = os.pipe()
+        child_fds = (job_r, results_w, lifeline_r, status_w)
+        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w},
+                  "numpy_path": numpy_path()}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/nonexistent",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
+        # nothing next to the submission can shadow the standard library or numpy. -S: no site
+        # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
+        # written as it happens, so it is attributed to the right scenario and survives a kill.
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
+            stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env, start_new_session=True)
+        for fd in (*child_fds, out_w, err_w):
+            os.close(fd)
+
+
+def numpy_path() -> str:
+    """The folder that holds the numpy package (site-packages, usually), found without importing it."""
+    import importlib.util
+    spec = importlib.util.find_spec("numpy")
+    return os.path.dirname(os.path.dirname(spec.origin))
