@@ -7,13 +7,14 @@ after the other) on the first B of them, in the same run.
 
 Targets (issue 4): at least 20x the baseline's submissions per second; the grader's peak memory
 flat in the number of submissions (compare ``--submissions 500`` with ``--submissions 5000``).
-Usage: ``python benchmarks/bench_batch.py [--submissions 500] [--baseline 20] [--jobs 2]``;
+Usage: ``python benchmarks/bench_batch.py [--submissions 500] [--baseline 26] [--jobs 2]``;
 writes ``benchmarks/results/batch-<N>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -33,7 +34,12 @@ PEAK = ("import atexit, resource, sys\n"
 
 
 def make_class(folder: Path, count: int) -> list[Path]:
-    sources = [ROOT / "solutions" / "autodiff" / "autodiff.py", *sorted((ROOT / "tests" / "fixtures" / "buggy").glob("*.py"))]
+    """``count`` submissions: the reference and each buggy fixture in turn."""
+    spec = importlib.util.spec_from_file_location("make_buggy", ROOT / "tests" / "fixtures" / "make_buggy.py")
+    make_buggy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_buggy)
+    buggy = make_buggy.write_buggy(folder.parent / "buggy")
+    sources = [ROOT / "solutions" / "autodiff" / "autodiff.py", *sorted(buggy.glob("*.py"))]
     paths = []
     for number in range(count):
         path = folder / f"student{number:05d}.py"
@@ -67,7 +73,8 @@ def baseline(paths: list[Path]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=500)
-    parser.add_argument("--baseline", type=int, default=20, help="submissions the baseline grades (0: skip)")
+    parser.add_argument("--baseline", type=int, default=26,
+                        help="submissions the baseline grades (0: skip); 26 = one of each source, the same mix")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:

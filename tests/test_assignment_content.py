@@ -1,7 +1,7 @@
 """The autodiff assignment's content, graded through the library in real sandboxes.
 
 The reference solution earns 100/100, the untouched stub 0 with "not implemented yet" everywhere, each buggy
-fixture (tests/fixtures/buggy/, one planted bug each) fails exactly the scenarios listed below with the
+fixture (made by tests/fixtures/make_buggy.py, one planted bug each) fails exactly the scenarios listed below with the
 misconception named, and the randomized scenarios reject an answer computed for other inputs.
 """
 import importlib.util
@@ -15,10 +15,11 @@ from grader.expect import Mismatch
 from grader.results import Status
 from grader.sandbox import wire
 
+from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"
 STUB = ROOT / "exercises" / "autodiff" / "autodiff.py"
-BUGGY = ROOT / "tests" / "fixtures" / "buggy"
 SEED = 1   # randomized scenarios draw their inputs from it; the table below holds for this seed
 
 # fixture -> (scenarios that must fail, a substring of the misconception one of them must name; None for a

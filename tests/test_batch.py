@@ -17,11 +17,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
+
 ROOT = Path(__file__).parent.parent
 ASSIGNMENT = ROOT / "exercises" / "autodiff"
 REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"
 STUB = ASSIGNMENT / "autodiff.py"
-BUGGY = ROOT / "tests" / "fixtures" / "buggy"
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 GRADER = [sys.executable, "-m", "grader"]
 

@@ -12,10 +12,11 @@ import pytest
 
 from test_assignment_content import EXPECTED, SEED
 
+from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
+
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "autodiff"
 REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"
-BUGGY = ROOT / "tests" / "fixtures" / "buggy"
 GRADER = [sys.executable, "-m", "grader"]
 
 

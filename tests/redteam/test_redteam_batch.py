@@ -4,8 +4,10 @@ what the grader wrote (the attacks aim at it: ``@OUT@`` is the batch's own outpu
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 
 import jsonschema
@@ -15,7 +17,6 @@ from attacks import BY_ID, ROOT
 from conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
-BUGGY = ROOT / "tests" / "fixtures" / "buggy" / "detach_returns_self.py"
 # The attacks most likely to reach a neighbour: the shared output folder, signals, strays, shadow files.
 HOSTILE = ("files_in_output_folder", "atexit_forgery", "kill_process_groups", "kill_everything", "kill_parents",
            "fork_burst_setsid", "thread_after_return", "memory_bomb", "read_solution", "stdlib_shadow_files",
@@ -27,7 +28,18 @@ def _verdicts(result: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def batch(arena, tmp_path_factory):
+def honest(tmp_path_factory) -> dict:
+    """The reference and one buggy fixture (made from the reference by tests/fixtures/make_buggy.py)."""
+    spec = importlib.util.spec_from_file_location("make_buggy", ROOT / "tests" / "fixtures" / "make_buggy.py")
+    make_buggy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_buggy)
+    buggy = tmp_path_factory.mktemp("honest") / "detach_returns_self.py"
+    buggy.write_text(make_buggy.buggy_source("detach_returns_self"))
+    return {"reference": REFERENCE, "buggy": buggy}
+
+
+@pytest.fixture(scope="module")
+def batch(arena, honest, tmp_path_factory):
     if subprocess.run([GRADER, "grade", "--help"], capture_output=True).returncode != 0:
         pytest.skip("grader grade is not available")
     base = tmp_path_factory.mktemp("batch")
@@ -36,9 +48,9 @@ def batch(arena, tmp_path_factory):
     out.chmod(0o777)   # world-writable: only the sandbox keeps the attacks out
     for attack_id in HOSTILE:
         arena.submission(BY_ID[attack_id], submissions / attack_id, out=out)
-    for student, source in (("reference", REFERENCE), ("buggy", BUGGY)):
+    for student, source in honest.items():
         (submissions / student).mkdir(parents=True)
-        (submissions / student / "autodiff.py").write_text(source.read_text())
+        shutil.copy(source, submissions / student / "autodiff.py")
     env = {**os.environ, "GRADER_SANDBOX_UID_BASE": "62200"}
     done = subprocess.run([GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--solutions", str(HIDDEN),
                            "--out", str(out), "--seed", "1", "-j", "2"], capture_output=True, text=True, env=env,
@@ -47,12 +59,12 @@ def batch(arena, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def alone():
+def alone(honest):
     """The honest submissions graded one by one, outside any batch."""
     from grader import grade_submission, load_assignment
     assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)
     return {student: grade_submission(path, assignment, seed=1, visibility="all").to_dict()
-            for student, path in (("reference", REFERENCE), ("buggy", BUGGY))}
+            for student, path in honest.items()}
 
 
 def test_the_batch_completes(batch):
