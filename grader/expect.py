@@ -11,7 +11,7 @@ Observed values are plain data from :mod:`grader.sandbox.wire`: never trust thei
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -111,5 +111,3 @@ def is_zeros(value) -> bool:
     """Predicate for ``wrong``: an array of zeros (of any shape)."""
     return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size > 0 and not value.any()
 
-
-PredicateOf = Callable[[Any], bool]

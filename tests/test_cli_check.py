@@ -146,3 +146,12 @@ def test_python_dash_m_and_the_console_script_agree(exercise):
 
 def test_no_colours_when_not_a_tty(exercise):
     assert "\x1b[" not in run("check", cwd=exercise).output
+
+
+def test_python_dash_m_ignores_modules_in_the_current_folder(exercise):
+    # A student's json.py beside the submissions must not be imported by the grader itself.
+    (exercise / "json.py").write_text("raise SystemExit('the grader imported a student file')\n")
+    done = subprocess.run([sys.executable, "-m", "grader", "check", "--json"], cwd=exercise,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["score"] == 6
