@@ -79,11 +79,11 @@ class RunOutcome:
 class Sandbox:
     """A warden process that serves submissions one at a time, each in a fresh zygote.
 
-    Start it early: the interpreter and numpy load while you prepare. Per submission: ``start``,
+    Start it early: the interpreter and numpy load while you prepare. Per submission: ``send_job``,
     ``wait_ready``, ``run`` per scenario, then ``stop`` (kills that submission's processes and
     deletes its job folder; the warden stays warm for the next one when the isolation level keeps
     submissions apart, see :attr:`IsolationPlan.reusable`). ``close`` ends it all. A warden that
-    died is started again by the next ``start``.
+    died is started again by the next ``send_job``.
     """
 
     def __init__(self, slot: int = 0, plan: IsolationPlan | None = None, warden: Warden | None = None):
@@ -148,7 +148,7 @@ class Sandbox:
 
     def stop(self) -> None:
         """End the current submission: kill its processes, delete its job folder, keep the warden
-        warm when that is safe (else retire it; the next ``start`` spawns a fresh one)."""
+        warm when that is safe (else retire it; the next ``send_job`` spawns a fresh one)."""
         if not self._warden_dead and self._zygote is not None:
             self._kill_tree()
             # The warden reports the zygote's exit once it has reaped it; then it reads jobs again.
