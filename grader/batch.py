@@ -37,7 +37,6 @@ from grader.sandbox.launcher import Sandbox
 from grader.spec import Assignment
 from grader.submission import sha256_of
 
-Entry = gradebook.Entry
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class Progress:
 
 @dataclass
 class BatchReport:
-    entries: list[Entry]
+    rows: list[gradebook.Row]      # one per student, sorted by id (results stay on disk, not in memory)
     summary: dict
     seed: int
     graded: int
@@ -90,7 +89,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         atomic.remove_leftovers(folder)
     found = discover(source, assignment.submission, out / ".work" / "unpacked")
     seed = _batch_seed(out, assignment, options.seed)
-    entries: dict[str, Entry] = {student: (student, None, problem) for student, problem in found.problems.items()}
+    rows = {student: gradebook.Row.of(student, None, problem) for student, problem in found.problems.items()}
     progress = Progress(total=len(found.submissions) + len(found.problems), done=len(found.problems),
                         failures=len(found.problems))
 
@@ -100,7 +99,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         if previous is None:
             todo.append(item)
         else:
-            entries[item.student_id] = (item.student_id, previous, None)
+            rows[item.student_id] = gradebook.Row.of(item.student_id, previous, None)
             progress.done += 1
             progress.reused += 1
             progress.failures += previous.score < previous.max_score
@@ -111,7 +110,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         if options.gradescope:
             atomic.write_text(out / "gradescope" / f"{item.student_id}.json",
                               gradescope_report.dumps(result, hidden_visibility=options.hidden_visibility))
-        entries[item.student_id] = (item.student_id, result, None)
+        rows[item.student_id] = gradebook.Row.of(item.student_id, result, None)
         progress.done += 1
         progress.graded += 1
         progress.failures += result.score < result.max_score
@@ -122,7 +121,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         _run_parallel(todo, assignment, seed, options.jobs, finished)
     except KeyboardInterrupt:
         interrupted = True
-    ordered = [entries[key] for key in sorted(entries)]
+    ordered = [rows[key] for key in sorted(rows)]
     summary = gradebook.summarize(ordered)
     summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
                    grader_version=grader.__version__, complete=not interrupted)
@@ -147,7 +146,7 @@ def _run_parallel(todo: list[Found], assignment: Assignment, seed: int, jobs: in
             result = grade_submission(item.path, assignment, seed=seed, visibility="all", sandbox=box)
         finally:
             sandboxes.put(box)
-        with lock:  # results land one at a time: files, entries and progress stay consistent
+        with lock:  # results land one at a time: files, rows and progress stay consistent
             finished(item, result)
 
     try:
@@ -171,10 +170,18 @@ def _drive(todo: list[Found], work: Callable[[Found], None], jobs: int) -> None:
             raise
 
 
-def _write_gradebook(out: Path, entries: list[Entry], summary: dict) -> None:
+def stored_results(out: Path, rows: list[gradebook.Row]):
+    """``(student_id, result)`` for every row with a result file, read one at a time from ``out``."""
+    for row in rows:
+        path = out / "results" / f"{row.student_id}.json"
+        if row.score is not None and path.is_file():
+            yield row.student_id, json_report.from_document(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _write_gradebook(out: Path, rows: list[gradebook.Row], summary: dict) -> None:
     import io
     buffer = io.StringIO(newline="")
-    gradebook.write_csv(entries, buffer)
+    gradebook.write_csv(rows, buffer)
     atomic.write_text(out / "gradebook.csv", buffer.getvalue())
     atomic.write_text(out / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
 

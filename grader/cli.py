@@ -115,7 +115,7 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     with _errors_to_exit_codes(context):
         import os
 
-        from grader.batch import BatchOptions, grade_batch
+        from grader.batch import BatchOptions, grade_batch, stored_results
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
         from grader.spec import find_solutions, load_assignment
@@ -130,7 +130,7 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
                        "to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
         if junit is not None:
-            _write_junit(junit, [(student, result) for student, result, _ in report.entries if result is not None])
+            _write_junit(junit, stored_results(out, report.rows))
         click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader.report.gradebook import gradebook_rows, render_summary, summarize, write_csv
+from grader.report.gradebook import Row, gradebook_rows, render_summary, summarize, write_csv
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 HEADER = ["student_id", "score", "max_score", "status", "square_values", "grad_values", "fresh_state"]
@@ -28,7 +28,8 @@ def entries(tmp_path_factory):
         (folder / "squares.py").write_text(text)
         results[student] = grader.grade_submission(folder / "squares.py", assignment, seed=1)
     unsorted = [(s, r, None) for s, r in results.items()]
-    return unsorted + [("bob", None, "two submissions for student id bob"), ("@ann", None, None)]
+    entries = unsorted + [("bob", None, "two submissions for student id bob"), ("@ann", None, None)]
+    return [Row.of(*entry) for entry in entries]
 
 
 def test_rows(entries):

@@ -1,8 +1,10 @@
 """The batch outputs over many submissions: ``gradebook.csv``, ``summary.json`` and the printed summary.
 
-Pure functions over *entries*: a list of ``(student_id, result, error_message)`` where ``result`` is
-a :class:`~grader.results.SubmissionResult`, or ``None`` when the batch could not produce one (then
-``error_message`` says why: a duplicate student id, a file too large, ...).
+Pure functions over :class:`Row` objects: one per student, a few hundred bytes whatever the feedback
+(made with :meth:`Row.of` from ``(student_id, result, error_message)``, where ``result`` is a
+:class:`~grader.results.SubmissionResult`, or ``None`` when the batch could not produce one and
+``error_message`` says why). A batch keeps only rows in memory, so its memory stays flat in the
+number of submissions.
 """
 
 from __future__ import annotations
@@ -10,20 +12,69 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+import sys
+from array import array
+from dataclasses import dataclass
 from typing import IO, Iterable
 
 from grader.report.text import points
 from grader.results import Status, SubmissionResult
 
-Entry = tuple[str, "SubmissionResult | None", "str | None"]
 BINS = 10
 BAR_WIDTH = 30
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NOT_RUN = float("nan")
 
 
-def gradebook_rows(entries: Iterable[Entry]) -> tuple[list[str], list[list[str]]]:
-    """The gradebook as ``(header, rows)``, one row per entry, sorted by student id.
+@dataclass(frozen=True)
+class Column:
+    """A scenario as a gradebook column: shared by every row (strings interned)."""
+
+    id: str
+    title: str
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One student's line: scores and per-scenario points, no feedback."""
+
+    student_id: str
+    score: float | None           # None: no result at all
+    max_score: float | None
+    error: str | None             # why it could not be graded (first line), or None
+    columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
+    points: array                 # array('d') aligned with columns; NaN: not run
+    passed: bytes                 # aligned with columns; 1: passed
+
+    @classmethod
+    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None) -> "Row":
+        if result is None:
+            return cls(sys.intern(student_id), None, None, error or "not graded", (), array("d"), b"")
+        columns = _columns(tuple((s.id, s.title, s.task) for s in result.scenarios))
+        earned = array("d", (_NOT_RUN if s.status is Status.NOT_RUN else s.points for s in result.scenarios))
+        passed = bytes(s.passed for s in result.scenarios)
+        reason = result.error.splitlines()[0] if result.error else None
+        return cls(sys.intern(student_id), result.score, result.max_score, reason, columns, earned, passed)
+
+    @property
+    def graded(self) -> bool:
+        return self.score is not None and self.error is None
+
+
+_COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
+
+
+def _columns(key: tuple) -> tuple[Column, ...]:
+    """One shared tuple of columns per distinct scenario list (every row of a batch shares it)."""
+    if key not in _COLUMN_SETS:
+        _COLUMN_SETS[key] = tuple(Column(*(sys.intern(text) for text in item)) for item in key)
+    return _COLUMN_SETS[key]
+
+
+def gradebook_rows(rows: Iterable[Row]) -> tuple[list[str], list[list[str]]]:
+    """The gradebook as ``(header, rows)``, one row per student, sorted by student id.
 
     CSV columns (``OUT/gradebook.csv``):
 
@@ -37,32 +88,33 @@ def gradebook_rows(entries: Iterable[Entry]) -> tuple[list[str], list[list[str]]
     - then one column per scenario id, in the assignment's order: the points earned on that
       scenario; empty when the scenario did not run.
     """
-    entries = sorted(entries, key=lambda entry: entry[0])
-    scenario_ids = _scenario_order(entries)
-    max_score = next((r.max_score for _, r, _ in entries if r is not None), None)
+    rows = sorted(rows, key=lambda row: row.student_id)
+    scenario_ids = [column.id for column in _scenario_order(rows)]
+    max_score = next((row.max_score for row in rows if row.max_score is not None), None)
     header = ["student_id", "score", "max_score", "status", *scenario_ids]
-    rows = []
-    for student, result, message in entries:
-        if result is None:
-            rows.append([_guard(student), "", _number(max_score), _guard(f"error: {message or 'not graded'}"),
-                         *[""] * len(scenario_ids)])
+    table = []
+    for row in rows:
+        if row.score is None:
+            table.append([_guard(row.student_id), "", _number(max_score), _guard(f"error: {row.error}"),
+                          *[""] * len(scenario_ids)])
             continue
-        earned = {s.id: _number(s.points) for s in result.scenarios if s.status is not Status.NOT_RUN}
-        status = "graded" if result.error is None else f"error: {result.error.splitlines()[0]}"
-        rows.append([_guard(student), _number(result.score), _number(result.max_score), _guard(status),
-                     *[earned.get(i, "") for i in scenario_ids]])
-    return header, rows
+        earned = {column.id: "" if math.isnan(value) else _number(value)
+                  for column, value in zip(row.columns, row.points)}
+        status = "graded" if row.error is None else f"error: {row.error}"
+        table.append([_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status),
+                      *[earned.get(i, "") for i in scenario_ids]])
+    return header, table
 
 
-def write_csv(entries: Iterable[Entry], stream: IO[str]) -> None:
+def write_csv(rows: Iterable[Row], stream: IO[str]) -> None:
     """Write :func:`gradebook_rows` as CSV to ``stream`` (open files with ``newline=""``)."""
-    header, rows = gradebook_rows(entries)
+    header, rows = gradebook_rows(rows)
     writer = csv.writer(stream)
     writer.writerow(header)
     writer.writerows(rows)
 
 
-def summarize(entries: Iterable[Entry]) -> dict:
+def summarize(rows: Iterable[Row]) -> dict:
     """The class summary (``OUT/summary.json``): plain data, JSON-ready.
 
     Keys: ``count``; ``graded`` (how many have a result without error); ``ungradable`` (list of
@@ -72,14 +124,13 @@ def summarize(entries: Iterable[Entry]) -> dict:
     ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate first
     (what the class got wrong), ties in assignment order.
     """
-    entries = sorted(entries, key=lambda entry: entry[0])
-    graded = [r for _, r, _ in entries if r is not None and r.error is None]
-    ungradable = [{"student_id": student, "reason": result.error if result is not None else message or "not graded"}
-                  for student, result, message in entries if result is None or result.error is not None]
-    scores = [r.score for r in graded]
-    max_score = next((r.max_score for _, r, _ in entries if r is not None), None)
+    rows = sorted(rows, key=lambda row: row.student_id)
+    graded = [row for row in rows if row.graded]
+    ungradable = [{"student_id": row.student_id, "reason": row.error} for row in rows if not row.graded]
+    scores = [row.score for row in graded]
+    max_score = next((row.max_score for row in rows if row.max_score is not None), None)
     return {
-        "count": len(entries),
+        "count": len(rows),
         "graded": len(graded),
         "ungradable": ungradable,
         "max_score": max_score,
@@ -88,7 +139,7 @@ def summarize(entries: Iterable[Entry]) -> dict:
         "min": min(scores) if scores else None,
         "max": max(scores) if scores else None,
         "histogram": _histogram(scores, max_score or 0.0),
-        "scenarios": _pass_rates(entries, graded),
+        "scenarios": _pass_rates(rows, graded),
     }
 
 
@@ -116,28 +167,22 @@ def render_summary(summary: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _scenario_order(entries: list[Entry]) -> list[str]:
-    """Scenario ids in assignment order: the first full result's, then any others' new ids."""
-    results = [r for _, r, _ in entries if r is not None]
-    results.sort(key=lambda r: r.error is not None)  # stable: the first error-free result leads
-    order: dict[str, None] = {}
-    for result in results:
-        order.update(dict.fromkeys(s.id for s in result.scenarios))
-    return list(order)
+def _scenario_order(rows: list[Row]) -> list[Column]:
+    """Scenarios in assignment order: the first error-free result's, then any others' new ones."""
+    order: dict[str, Column] = {}
+    for row in sorted((row for row in rows if row.score is not None), key=lambda row: row.error is not None):
+        for column in row.columns:
+            order.setdefault(column.id, column)
+    return list(order.values())
 
 
-def _pass_rates(entries: list[Entry], graded: list[SubmissionResult]) -> list[dict]:
-    rates: dict[str, dict] = {}
-    for scenario_id in _scenario_order(entries):
-        rates[scenario_id] = {"id": scenario_id, "title": "", "task": "", "passed": 0, "total": 0, "rate": None}
-    for result in [r for _, r, _ in entries if r is not None]:
-        for s in result.scenarios:
-            rates[s.id]["title"] = rates[s.id]["title"] or s.title
-            rates[s.id]["task"] = rates[s.id]["task"] or s.task
-    for result in graded:
-        for s in result.scenarios:
-            rates[s.id]["total"] += 1
-            rates[s.id]["passed"] += s.passed
+def _pass_rates(rows: list[Row], graded: list[Row]) -> list[dict]:
+    rates = {column.id: {"id": column.id, "title": column.title, "task": column.task, "passed": 0, "total": 0,
+                         "rate": None} for column in _scenario_order(rows)}
+    for row in graded:
+        for column, passed in zip(row.columns, row.passed):
+            rates[column.id]["total"] += 1
+            rates[column.id]["passed"] += passed
     for rate in rates.values():
         rate["rate"] = _round(rate["passed"] / rate["total"]) if rate["total"] else None
     # Scenarios nobody could be graded on carry no information: they go last.

@@ -22,6 +22,7 @@ replaced by a visible ``\\xNN`` (or ``\\uNNNN``) so the file always parses.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 import xml.etree.ElementTree as ET
 
 from grader.report.text import explain
@@ -32,7 +33,7 @@ _ERRORS = {Status.ERROR, Status.TIMEOUT, Status.MEMORY, Status.CRASHED}
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def to_junit_xml(results: list[tuple[str, SubmissionResult]]) -> str:
+def to_junit_xml(results: Iterable[tuple[str, SubmissionResult]]) -> str:
     """JUnit XML for ``(student id, result)`` pairs, one ``<testsuite>`` each, in the given order.
 
     Returns the document as text with an XML declaration; write it encoded as UTF-8.
