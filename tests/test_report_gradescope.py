@@ -16,28 +16,6 @@ SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.sch
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
-@pytest.fixture(scope="module")
-def assignment():
-    return grader.load_assignment(MINI)
-
-
-@pytest.fixture(scope="module")
-def correct(assignment):
-    return grader.grade_submission(MINI / "squares.py", assignment, seed=1)
-
-
-@pytest.fixture(scope="module")
-def wrong(assignment, tmp_path_factory):
-    path = tmp_path_factory.mktemp("wrong") / "squares.py"
-    path.write_text((MINI / "squares.py").read_text().replace("** 2", "* 2"))
-    return grader.grade_submission(path, assignment, seed=1)
-
-
-@pytest.fixture(scope="module")
-def ungradable(assignment, tmp_path_factory):
-    return grader.grade_submission(tmp_path_factory.mktemp("missing") / "squares.py", assignment, seed=1)
-
-
 def validate(document):
     VALIDATOR.validate(document)
     # Beyond the schema (where everything is optional): the fields we promise in issue 4.

@@ -13,28 +13,6 @@ from grader.results import Feedback, Status
 MINI = Path(__file__).parent / "fixtures" / "mini"
 
 
-@pytest.fixture(scope="module")
-def assignment():
-    return grader.load_assignment(MINI)
-
-
-@pytest.fixture(scope="module")
-def correct(assignment):
-    return grader.grade_submission(MINI / "squares.py", assignment, seed=1)
-
-
-@pytest.fixture(scope="module")
-def wrong(assignment, tmp_path_factory):
-    path = tmp_path_factory.mktemp("wrong") / "squares.py"
-    path.write_text((MINI / "squares.py").read_text().replace("** 2", "* 2"))
-    return grader.grade_submission(path, assignment, seed=1)
-
-
-@pytest.fixture(scope="module")
-def ungradable(assignment, tmp_path_factory):
-    return grader.grade_submission(tmp_path_factory.mktemp("missing") / "squares.py", assignment, seed=1)
-
-
 def counts(element):
     return {k: int(element.get(k)) for k in ("tests", "failures", "errors", "skipped")}
 
