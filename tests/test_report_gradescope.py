@@ -7,11 +7,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import grader
 from grader.report import gradescope
 from grader.results import Status
 
-MINI = Path(__file__).parent / "fixtures" / "mini"
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 

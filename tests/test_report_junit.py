@@ -2,15 +2,12 @@
 
 import dataclasses
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-import grader
 from grader.report.junit import to_junit_xml, xml_safe
 from grader.results import Feedback, Status
 
-MINI = Path(__file__).parent / "fixtures" / "mini"
 
 
 def counts(element):
