@@ -16,6 +16,7 @@ submission content, assignment content, seed and grader version, so a batch kill
 
 from __future__ import annotations
 
+import itertools
 import json
 import queue
 import threading
@@ -157,13 +158,17 @@ def _run_parallel(todo: list[Found], assignment: Assignment, seed: int, jobs: in
 
 
 def _drive(todo: list[Found], work: Callable[[Found], None], jobs: int) -> None:
+    """Run ``work`` over ``todo`` on ``jobs`` threads, never more than a few submissions queued,
+    so the grader's memory does not grow with the class."""
+    items = iter(todo)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grader") as pool:
-        pending = {pool.submit(work, item) for item in todo}
+        pending = {pool.submit(work, item) for item in itertools.islice(items, 2 * jobs)}
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     future.result()  # a bug of ours surfaces here rather than vanishing
+                pending |= {pool.submit(work, item) for item in itertools.islice(items, len(done))}
         except BaseException:
             for future in pending:
                 future.cancel()
