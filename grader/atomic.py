@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterator, TextIO
 
 
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    with replacing(path) as stream:
+        stream.write(text)
+
+
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[TextIO]:
+    """A text stream (UTF-8, no newline translation) that becomes ``path`` only if the block ends
+    without an exception: written to a temporary file in the same folder, synced, renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
+            yield stream
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

@@ -184,10 +184,8 @@ def stored_results(out: Path, rows: list[gradebook.Row]):
 
 
 def _write_gradebook(out: Path, rows: list[gradebook.Row], summary: dict) -> None:
-    import io
-    buffer = io.StringIO(newline="")
-    gradebook.write_csv(rows, buffer)
-    atomic.write_text(out / "gradebook.csv", buffer.getvalue())
+    with atomic.replacing(out / "gradebook.csv") as stream:
+        gradebook.write_csv(rows, stream)
     atomic.write_text(out / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
 
 

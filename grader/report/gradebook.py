@@ -15,7 +15,7 @@ import statistics
 import sys
 from array import array
 from dataclasses import dataclass
-from typing import IO, Iterable
+from typing import IO, Iterable, Iterator
 
 from grader.report.text import points
 from grader.results import Status, SubmissionResult
@@ -88,30 +88,38 @@ def gradebook_rows(rows: Iterable[Row]) -> tuple[list[str], list[list[str]]]:
     - then one column per scenario id, in the assignment's order: the points earned on that
       scenario; empty when the scenario did not run.
     """
+    header, lines = iter_gradebook(rows)
+    return header, list(lines)
+
+
+def iter_gradebook(rows: Iterable[Row]) -> tuple[list[str], Iterator[list[str]]]:
+    """Like :func:`gradebook_rows`, with the lines made one at a time (a class of any size)."""
     rows = sorted(rows, key=lambda row: row.student_id)
     scenario_ids = [column.id for column in _scenario_order(rows)]
     max_score = next((row.max_score for row in rows if row.max_score is not None), None)
     header = ["student_id", "score", "max_score", "status", *scenario_ids]
-    table = []
-    for row in rows:
-        if row.score is None:
-            table.append([_guard(row.student_id), "", _number(max_score), _guard(f"error: {row.error}"),
-                          *[""] * len(scenario_ids)])
-            continue
-        earned = {column.id: "" if math.isnan(value) else _number(value)
-                  for column, value in zip(row.columns, row.points)}
-        status = "graded" if row.error is None else f"error: {row.error}"
-        table.append([_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status),
-                      *[earned.get(i, "") for i in scenario_ids]])
-    return header, table
+
+    def lines() -> Iterator[list[str]]:
+        for row in rows:
+            if row.score is None:
+                yield [_guard(row.student_id), "", _number(max_score), _guard(f"error: {row.error}"),
+                       *[""] * len(scenario_ids)]
+                continue
+            earned = {column.id: "" if math.isnan(value) else _number(value)
+                      for column, value in zip(row.columns, row.points)}
+            status = "graded" if row.error is None else f"error: {row.error}"
+            yield [_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status),
+                   *[earned.get(i, "") for i in scenario_ids]]
+
+    return header, lines()
 
 
 def write_csv(rows: Iterable[Row], stream: IO[str]) -> None:
-    """Write :func:`gradebook_rows` as CSV to ``stream`` (open files with ``newline=""``)."""
-    header, rows = gradebook_rows(rows)
+    """Write the gradebook as CSV to ``stream``, a line at a time (open files with ``newline=""``)."""
+    header, lines = iter_gradebook(rows)
     writer = csv.writer(stream)
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows(lines)
 
 
 def summarize(rows: Iterable[Row]) -> dict:
