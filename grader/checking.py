@@ -56,7 +56,7 @@ def run_check(located: Located, *, seed: int | None = None,
     """
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from grader.rubric import Rubric, read_public_rubric
+    from grader.rubric import read_public_rubric
     from grader.runner import grade_submission, grade_with_loader
 
     rubric = read_public_rubric(located.assignment_dir)

@@ -13,8 +13,6 @@ import os
 import selectors
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
