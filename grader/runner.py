@@ -67,19 +67,17 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
     try:
         static = inspect_submission(submission, rubric.forbidden)
         if static.problem is not None:
-            specs = load().select(visibility)
-            return _finish(load(), submission, static.sha256, seed, visibility, started, (),
-                           [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem)) for spec in specs],
-                           error=static.problem)
-        run = _execute(box, submission, rubric, rubric.programs, inputs_for, started_job)
+            assignment = load()
+            return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
+                           [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem))
+                            for spec in assignment.select(visibility)], error=static.problem)
+        run = _execute(box, submission, rubric, inputs_for, started_job)
         assignment = load()
         specs = assignment.select(visibility)
-        stale = [p for p, s in zip(rubric.programs, specs) if (p.id, p.source) != (s.id, s.code.source)
-                 or p.has_inputs != (s.code.make_inputs is not None)]
-        if stale or len(specs) != len(rubric.programs):  # the files changed under us: run what they say now
+        if Rubric.of(assignment, specs).programs != rubric.programs:  # the files changed under us: rerun
             rubric = Rubric.of(assignment, specs)
             inputs.clear()
-            run = _execute(box, submission, rubric, rubric.programs, inputs_for)
+            run = _execute(box, submission, rubric, inputs_for)
         results = [_judged(spec, program, inputs_for(program), run, assignment)
                    for spec, program in zip(specs, rubric.programs)]
         error = run.error
@@ -107,13 +105,13 @@ class _Run:
     forbidden: list[str] = field(default_factory=list)   # modules the submission tried to import
 
 
-def _execute(box: Sandbox, submission: Path, rubric: Rubric, programs: tuple[Program, ...],
-             inputs_for: Callable[[Program], dict], started_job: Callable[[], None] = lambda: None) -> _Run:
+def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callable[[Program], dict],
+             started_job: Callable[[], None] = lambda: None) -> _Run:
     """Run every program; after one that timed out or died, the rest run in a fresh zygote.
 
     Programs whose inputs are known go first, so they run while the rest may still be loading."""
     run = _Run()
-    queue = sorted(programs, key=lambda p: p.has_inputs)
+    queue = sorted(rubric.programs, key=lambda p: p.has_inputs)
     position = 0
     while position < len(queue):
         box.send_job(submission, submission.stem, rubric.job())

@@ -98,8 +98,6 @@ class Assignment:
         """The scenarios to run: ``"public"`` only, or ``"all"``."""
         return tuple(s for s in self.scenarios if visibility == "all" or s.visibility == "public")
 
-    def task_title(self, task_id: str) -> str:
-        return next((t.title for t in self.tasks if t.id == task_id), task_id)
 
 
 def load_assignment(directory: str | Path, hidden: str | Path | None = None) -> Assignment:
