@@ -125,14 +125,11 @@ def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callabl
                 run.error = _import_problem(submission, imported)
             run.not_run.update((program.index, imported) for program in queue[position:])
             break
-        while position < len(queue):
-            program = queue[position]
-            payload = program.payload(wire.encode(inputs_for(program)))
-            outcome = box.run(program.index, program.time_limit, payload)
-            run.outcomes[program.index] = outcome
+        commands = ((program.index, program.time_limit, program.payload(wire.encode(inputs_for(program))))
+                    for program in queue[position:])
+        for index, outcome in box.run_all(commands):
+            run.outcomes[index] = outcome
             position += 1
-            if outcome.timed_out or outcome.sandbox_died:
-                break
         _note_forbidden(run, box)
     return run
 

@@ -170,6 +170,51 @@ def test_huge_output_is_capped(mini, tmp_path):
     assert len(scenario.feedback.stdout) < 10_000 and "more bytes not shown" in scenario.feedback.stdout
 
 
+def test_each_scenario_gets_only_its_own_output(mini, tmp_path):
+    # The next command waits in the sandbox while a scenario runs, and the next scenario may start
+    # printing before the grader has read all of this one's output: each run has its own channel.
+    source = (CORRECT.replace("    return np.asarray(x, dtype=float) ** 2",
+                              "    import os, sys\n    print('s' * 20_000)\n    os.write(2, b'e' * 20_000)\n"
+                              "    return np.asarray(x, dtype=float) ** 2")
+              .replace("    return 2 * np.asarray(x, dtype=float)",
+                       "    print('g-out')\n    return 2 * np.asarray(x, dtype=float)"))
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    scenarios = by_id(result)
+    assert all(s.status is Status.PASSED for s in result.scenarios)
+    assert scenarios["grad_values"].feedback.stdout == "computing the gradient\ng-out\n"
+    assert scenarios["grad_values"].feedback.stderr == ""
+    assert set(scenarios["square_values"].feedback.stdout.split("\n")[0]) == {"s"}
+    assert scenarios["square_values"].feedback.stderr.startswith("eee") and "g-out" not in scenarios["square_values"].feedback.stdout
+    assert scenarios["fresh_state"].feedback.stdout == scenarios["fresh_state"].feedback.stderr == ""
+
+
+def test_a_strays_output_never_reaches_a_later_scenario(mini, tmp_path):
+    # fresh_state (run first) leaves a process behind that floods its scenario's output channel
+    # until the sweep kills it; grad_values, two runs later on the same channel, sees none of it.
+    stray = """
+        del CALLS
+
+
+        def __getattr__(name):
+            import os
+            if name == "CALLS":
+                started, running = os.pipe()
+                if os.fork() == 0:
+                    os.write(running, b"!")
+                    while True:
+                        os.write(1, b"LATE\\n" * 800)
+                os.read(started, 1)  # the stray is writing before the scenario ends
+            raise AttributeError(name)
+        """
+    noisy = CORRECT.replace("CALLS = 0\n", "CALLS = 0\n" + textwrap.dedent(stray))
+    noisy = noisy.replace("    global CALLS\n    CALLS += 1\n", "")
+    result = grade_submission(submit(tmp_path, noisy), mini, seed=1)
+    assert result.score == result.max_score
+    assert "LATE" in by_id(result)["fresh_state"].feedback.stdout
+    for later in ("square_values", "grad_values"):
+        assert "LATE" not in by_id(result)[later].feedback.stdout, later
+
+
 def test_escaped_grandchild_is_killed_when_the_scenario_ends(mini, tmp_path):
     body = """\
         import os, sys, time

@@ -12,8 +12,10 @@ and four pipes of its own (numbers in CONFIG). Three roles, one process tree::
               Never runs student code, so every zygote starts from the same clean state.
     zygote    fork of the warden: sets resource limits, applies Landlock, drops to the sandbox
               user (as root), blocks forbidden imports, and only then imports the student's
-              module. Then, per "run" command (which carries that one program), forks one
-    scenario  process that compiles and runs the program and writes exactly one framed result.
+              module. Then, per "run" command (which carries that one program and the output
+              channel to use), one after the other, forks one
+    scenario  process that compiles and runs the program and writes exactly one framed result,
+              its stdout and stderr on the run's output channel.
 
 Everything after the student's import is untrusted, so nothing here decides anything: the
 grader checks every byte it gets back against values that never enter this process.
@@ -189,9 +191,10 @@ def zygote(config, job):
 
     module = _import_submission(job, results)
     while True:
-        # Each command carries its one program, prepared here (warm, so the fork pays no copy-on-write
-        # for it) and dropped once forked: the sandbox holds no program before it runs, and hidden
-        # programs (sent after the public ones) never sit in memory while a public scenario runs.
+        # Each command carries its one program. It is read only once the previous scenario is over
+        # (the grader queues the next command early: it waits in the pipe, not in this process),
+        # prepared here (warm, so the fork pays no copy-on-write for it) and dropped once forked: no
+        # program sits in sandbox memory before it runs, hidden ones included.
         command = _receive(fds["job"])
         if command is None:
             os._exit(0)
@@ -199,7 +202,7 @@ def zygote(config, job):
         _flush_std()
         pid = os.fork()
         if pid == 0:
-            _run_scenario(item, module, fds, job["submission"])  # never returns
+            _run_scenario(item, module, fds, command["channel"], job["submission"])  # never returns
         linecache.cache.pop(item["name"], None)
         del command, item
         _, status = os.waitpid(pid, 0)
@@ -336,10 +339,19 @@ def _flush_std():
 
 # --------------------------------------------------------------------------- scenario
 
-def _run_scenario(item, module, fds, submission):
-    """In a fresh fork: run one program, send one message, exit without running any hook."""
+def _run_scenario(item, module, fds, channel, submission):
+    """In a fresh fork: run one program, send one message, exit without running any hook.
+
+    Its stdout and stderr are the output ``channel`` the grader chose for this run; the next
+    command may already wait in the job pipe, so that pipe is closed before any student code runs."""
     results = fds["results"]
     os.close(fds["job"])
+    out, err = fds["channels"][channel]
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    for pair in fds["channels"]:
+        for fd in pair:
+            os.close(fd)
     cpu = max(1, int(item["cpu_seconds"]))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     try:

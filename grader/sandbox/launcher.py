@@ -15,9 +15,10 @@ import shutil
 import signal
 import tempfile
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from grader.sandbox import proctree, wire
 from grader.sandbox.spawn import Warden
@@ -56,6 +57,16 @@ class ImportOutcome:
     stdout: str = ""
     stderr: str = ""
     duration: float = 0.0
+
+
+@dataclass
+class _Queued:
+    """A run whose command is in the job pipe: which scenario, its limit, its output channel."""
+
+    index: int
+    seconds: float
+    channel: int
+    written: float
 
 
 @dataclass
@@ -103,6 +114,8 @@ class Sandbox:
         self._problems: list[str] = []
         self._zygote: int | None = None
         self._dead = False  # the current zygote is gone (or the whole warden)
+        # Where output read now goes, per stream: the zygote's own pipes (import time, and anything
+        # the zygote prints later, charged to the scenario running) and each output channel's.
         self._captures = (Capture(0), Capture(0))
 
     # ------------------------------------------------------------------ lifecycle
@@ -112,10 +125,15 @@ class Sandbox:
         self.process = warden.process
         self._job_w, self._results_r, self._lifeline_w = warden.job_w, warden.results_r, warden.lifeline_w
         self._status_r, self._out_r, self._err_r = warden.status_r, warden.out_r, warden.err_r
+        self._channels = warden.channels_r
+        self._channel_of = {fd: (number, stream) for number, pair in enumerate(self._channels)
+                            for stream, fd in enumerate(pair)}
+        self._channel_captures = [(Capture(0), Capture(0)) for _ in self._channels]
+        self._next_channel = 0
         self._status_reader = wire.FrameReader(4096)
         self._warden_dead = False
         self._selector = selectors.DefaultSelector()
-        for fd in (self._results_r, self._status_r, self._out_r, self._err_r):
+        for fd in (self._results_r, self._status_r, self._out_r, self._err_r, *self._channel_of):
             os.set_blocking(fd, False)
             self._selector.register(fd, selectors.EVENT_READ)
         self._started = time.monotonic()
@@ -129,7 +147,8 @@ class Sandbox:
             pass
         self.process.wait()
         self._selector.close()
-        for fd in (self._job_w, self._results_r, self._lifeline_w, self._status_r, self._out_r, self._err_r):
+        for fd in (self._job_w, self._results_r, self._lifeline_w, self._status_r, self._out_r, self._err_r,
+                   *self._channel_of):
             try:
                 os.close(fd)
             except OSError:
@@ -153,7 +172,7 @@ class Sandbox:
             self._pump(lambda: self._dead, time.monotonic() + 10.0)
             if not self._dead:
                 self._retire_warden()
-        self._drain(self._results_r, self._out_r, self._err_r)
+        self._drain(self._results_r, self._out_r, self._err_r, *self._channel_of)
         self._remove_job_dir()
         if self.plan is not None and not self.plan.reusable and not self._warden_dead:
             self._retire_warden()
@@ -244,26 +263,64 @@ class Sandbox:
         return outcome
 
     def run(self, index: int, seconds: float, scenario: dict) -> RunOutcome:
-        """Run ``scenario`` (a ``Program.payload``); wait at most ``seconds`` of wall-clock time.
+        """Run one ``scenario`` (a ``Program.payload``); see :meth:`run_all`."""
+        return next(self.run_all([(index, seconds, scenario)]))[1]
 
-        After a timeout or a dead zygote the submission must be started again (``send_job``)
-        before the next run; the runner does that."""
+    def run_all(self, runs: Iterable[tuple[int, float, dict]]) -> Iterator[tuple[int, RunOutcome]]:
+        """Run each ``(index, seconds, scenario payload)`` of ``runs`` in turn, each in a fresh
+        fork; yield ``(index, outcome)`` as each ends. A run may take ``seconds`` of wall-clock
+        time, counted from the end of the run before it.
+
+        The next command waits in the job pipe while a scenario runs, so the zygote goes on
+        without a round trip through the grader (``runs`` is consumed one ahead). Each run
+        writes to its own output channel, so what a scenario prints is never taken for the next
+        one's. After a timeout or a dead zygote the iteration ends: the submission must be
+        started again (``send_job``) for the runs that are left; the runner does that.
+        """
+        runs = iter(runs)
+        queued: deque[_Queued] = deque()
+        previous_end = 0.0
+        while True:
+            while len(queued) < len(self._channels) and self._queue_next(runs, queued):
+                pass
+            if not queued:
+                return
+            current = queued.popleft()
+            outcome = self._await(current, max(current.written, previous_end))
+            previous_end = time.monotonic()
+            yield current.index, outcome
+            if outcome.timed_out or outcome.sandbox_died:
+                return
+
+    def _queue_next(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued]) -> bool:
+        """Send the next run's command on a fresh output channel; False when there is none."""
+        following = next(runs, None)
+        if following is None:
+            return False
+        index, seconds, scenario = following
+        channel = self._next_channel
+        self._next_channel = (channel + 1) % len(self._channels)
+        self._channel_captures[channel] = (Capture(self.output_limit), Capture(self.output_limit))
+        self._write({"run": index, "channel": channel, "scenario": scenario})
+        queued.append(_Queued(index, seconds, channel, written=time.monotonic()))
+        return True
+
+    def _await(self, run: _Queued, begin: float) -> RunOutcome:
+        """Read until ``run`` has ended, or kill the tree once its time is up."""
         outcome = RunOutcome()
         if self._dead:
             outcome.sandbox_died = True
             return outcome
-        self._begin_capture()
-        begin = time.monotonic()
-        self._write({"run": index, "scenario": scenario})
-        finished = self._pump(lambda: self._collect(index, outcome), begin + seconds)
+        self._captures = self._channel_captures[run.channel]
+        finished = self._pump(lambda: self._collect(run.index, outcome), begin + run.seconds)
         outcome.duration = time.monotonic() - begin
         if not finished:
             outcome.timed_out = True
             self._kill_tree()  # the zygote too: it cannot be trusted to stop the program
-        self._drain(self._out_r, self._err_r)
+        elif not self._dead:
+            self.sweep()  # first: a stray's last words land here, not in a later run on this channel
+        self._drain(self._out_r, self._err_r, *self._channels[run.channel])
         outcome.stdout, outcome.stderr = self._end_capture()
-        if finished and not self._dead:
-            self.sweep()
         return outcome
 
     def _collect(self, index: int, outcome: RunOutcome) -> bool:
@@ -316,9 +373,9 @@ class Sandbox:
             chunk = os.read(fd, _CHUNK)
         except BlockingIOError:
             return
-        if fd == self._out_r or fd == self._err_r:
+        if fd == self._out_r or fd == self._err_r or fd in self._channel_of:
             if chunk:
-                self._captures[fd == self._err_r].add(chunk)
+                self._capture_of(fd).add(chunk)
             else:
                 self._selector.unregister(fd)
         elif fd == self._status_r:  # the warden's own reports: trusted
@@ -382,7 +439,13 @@ class Sandbox:
                     for body in self._reader.feed(chunk):
                         self._accept(body)
                 else:
-                    self._captures[fd == self._err_r].add(chunk)
+                    self._capture_of(fd).add(chunk)
+
+    def _capture_of(self, fd: int) -> Capture:
+        if fd in self._channel_of:
+            channel, stream = self._channel_of[fd]
+            return self._channel_captures[channel][stream]
+        return self._captures[fd == self._err_r]
 
     def _begin_capture(self) -> None:
         self._captures = (Capture(self.output_limit), Capture(self.output_limit))

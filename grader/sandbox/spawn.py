@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
 
 
@@ -25,8 +26,17 @@ class Warden:
         self.status_r, status_w = os.pipe()
         self.out_r, out_w = os.pipe()
         self.err_r, err_w = os.pipe()
-        child_fds = (job_r, results_w, lifeline_r, status_w)
-        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w},
+        # Scenario output goes to one of OUTPUT_CHANNELS pairs of pipes, in turn, so the output of a
+        # scenario still running is never mixed up with that of the one before it (see Sandbox.run_all).
+        self.channels_r: list[tuple[int, int]] = []
+        channels_w: list[tuple[int, int]] = []
+        for _ in range(OUTPUT_CHANNELS):
+            (channel_out_r, channel_out_w), (channel_err_r, channel_err_w) = os.pipe(), os.pipe()
+            self.channels_r.append((channel_out_r, channel_err_r))
+            channels_w.append((channel_out_w, channel_err_w))
+        child_fds = (job_r, results_w, lifeline_r, status_w, *(fd for pair in channels_w for fd in pair))
+        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w,
+                          "channels": channels_w},
                   "numpy_path": numpy_path()}
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/nonexistent",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
