@@ -98,9 +98,13 @@ def warden(config):
     watch.register(fds["lifeline"], selectors.EVENT_READ)
     watch.register(wake_r, selectors.EVENT_READ)
     job_dir = None
+    reachable = False
     while True:
         job = _next_job(fds, watch, wake_r, job_dir)
         job_dir = job["job_dir"]
+        if job.get("uid") is not None and not reachable:
+            _keep_imports_reachable()  # once, here: every zygote inherits it
+            reachable = True
         zygote_pid = os.fork()
         if zygote_pid == 0:
             os.close(fds["lifeline"])
@@ -238,9 +242,7 @@ def _isolate(job):
     for which, value in limits:
         resource.setrlimit(which, (value, value))
     achieved.append("rlimits")
-    dropping = job.get("uid") is not None
-    if dropping:
-        _keep_imports_reachable()
+    dropping = job.get("uid") is not None  # the warden has kept the imports reachable for it
     landlocked = None
     if job.get("landlock"):
         try:

@@ -14,8 +14,8 @@ import signal
 import time
 
 
-def children(pid: int) -> list[int]:
-    """Live (non-zombie) direct children of ``pid``, from every thread's ``children`` file."""
+def children(pid: int, skip: frozenset[int] = frozenset()) -> list[int]:
+    """Live (non-zombie) direct children of ``pid`` but ``skip``, from every thread's ``children`` file."""
     found: list[int] = []
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
@@ -27,7 +27,7 @@ def children(pid: int) -> list[int]:
                 found.extend(int(field) for field in handle.read().split())
         except OSError:
             continue
-    return [child for child in found if not _is_zombie(child)]
+    return [child for child in found if child not in skip and not _is_zombie(child)]
 
 
 def _is_zombie(pid: int) -> bool:
@@ -49,7 +49,7 @@ def kill_children(pid: int, keep: frozenset[int] = frozenset(), rounds: int = 20
     """
     killed = 0
     for attempt in range(rounds):
-        strays = [child for child in children(pid) if child not in keep]
+        strays = children(pid, skip=keep)
         if not strays:
             return killed
         for stray in strays:
