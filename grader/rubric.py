@@ -27,6 +27,7 @@ class Program:
     source: str
     time_limit: float
     has_inputs: bool  # declared with @scenario(inputs=...): its inputs come from the loaded assignment
+    hidden: bool = False
 
     def payload(self, encoded_inputs) -> dict:
         """The run command's scenario (inputs already encoded for the wire)."""
@@ -42,7 +43,8 @@ class Rubric:
 
     @classmethod
     def of(cls, assignment: Assignment, specs: tuple[ScenarioSpec, ...]) -> "Rubric":
-        programs = tuple(Program(index, spec.id, spec.code.source, spec.time_limit, spec.code.make_inputs is not None)
+        programs = tuple(Program(index, spec.id, spec.code.source, spec.time_limit, spec.code.make_inputs is not None,
+                                 hidden=spec.visibility == "hidden")
                          for index, spec in enumerate(specs))
         return cls(assignment.forbidden_imports, assignment.limits, programs)
 

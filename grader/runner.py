@@ -109,9 +109,12 @@ def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callabl
              started_job: Callable[[], None] = lambda: None) -> _Run:
     """Run every program; after one that timed out or died, the rest run in a fresh zygote.
 
-    Programs whose inputs are known go first, so they run while the rest may still be loading."""
+    Public programs go first, then hidden ones, in two separate streams: the sandbox gets the next
+    command while a scenario runs, and a hidden program must never wait there while a public
+    scenario (whose output students see) could read it. Within each, programs whose inputs are
+    known go first, so they run while the rest may still be loading."""
     run = _Run()
-    queue = sorted(rubric.programs, key=lambda p: p.has_inputs)
+    queue = sorted(rubric.programs, key=lambda p: (p.hidden, p.has_inputs))
     position = 0
     while position < len(queue):
         box.send_job(submission, submission.stem, rubric.job())
@@ -125,11 +128,14 @@ def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callabl
                 run.error = _import_problem(submission, imported)
             run.not_run.update((program.index, imported) for program in queue[position:])
             break
-        commands = ((program.index, program.time_limit, program.payload(wire.encode(inputs_for(program))))
-                    for program in queue[position:])
-        for index, outcome in box.run_all(commands):
-            run.outcomes[index] = outcome
-            position += 1
+        for hidden in (False, True):
+            commands = ((program.index, program.time_limit, program.payload(wire.encode(inputs_for(program))))
+                        for program in queue[position:] if program.hidden == hidden)
+            for index, outcome in box.run_all(commands):
+                run.outcomes[index] = outcome
+                position += 1
+            if position < len(queue) and queue[position].hidden == hidden:
+                break  # a run timed out or killed its zygote: the rest start again in a fresh one
         _note_forbidden(run, box)
     return run
 

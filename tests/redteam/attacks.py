@@ -403,6 +403,35 @@ SNOOPING = [
                 print("refused", path, type(error).__name__)
         raise NotImplementedError("Task 1: implement Tensor.detach")
         """),
+    Attack("read_the_queued_command", "snooping", "import", """
+        # The grader queues the next run command while a scenario runs. Keep the job pipe's read end
+        # (the zygote closes it in each scenario), and in the last public scenario read whatever waits
+        # there, printed into feedback students see: it must never be a hidden program.
+        import fcntl, os, stat, sys
+
+        def _pipe_reader(fd):
+            try:
+                return stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+            except OSError:
+                return False
+
+        _KEPT = [os.dup(fd) for fd in range(3, 64) if _pipe_reader(fd)]
+        _backward = Tensor.backward
+
+        def _peeking_backward(self, *args, **kwargs):
+            if sys._getframe(1).f_code.co_name == "engine_d2l_control_flow":  # the last public one to run
+                for fd in _KEPT:
+                    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+                    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+                    try:
+                        print("PEEKED", os.read(fd, 1 << 20))
+                    except BlockingIOError:
+                        print("PEEKED nothing")
+                    finally:
+                        fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+            return _backward(self, *args, **kwargs)
+        Tensor.backward = _peeking_backward
+        """),
     Attack("gc_snooping", "snooping", "detach", """
         import gc
         found = []

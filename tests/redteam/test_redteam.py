@@ -54,6 +54,15 @@ def test_hidden_programs_never_reach_a_public_scenarios_feedback(graded, attack)
             assert not [h for h in hidden if f"def {h}(" in shown or f"'{h}'" in shown], scenario.id
 
 
+def test_the_queued_command_reader_did_read_the_queue(graded):
+    # Guards the test above for read_the_queued_command: the attack must really have fired in the
+    # last public scenario (else a hidden program waiting there would go unnoticed).
+    scenarios = {s.id: s for s in graded["read_the_queued_command"].library.scenarios}
+    assert "PEEKED" in scenarios["engine_d2l_control_flow"].feedback.stdout
+    last_public = [s.id for s in graded["read_the_queued_command"].library.scenarios if s.visibility == "public"][-1]
+    assert last_public == "engine_d2l_control_flow", "the attack must fire in the last public scenario to run"
+
+
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
 def test_attack_earns_nothing_through_grader_check(graded, arena, attack):
     run = graded[attack.id]
