@@ -89,10 +89,10 @@ class Sandbox:
     """A warden process that serves submissions one at a time, each in a fresh zygote.
 
     Start it early: the interpreter and numpy load while you prepare. Per submission: ``send_job``,
-    ``wait_ready``, ``run`` per scenario, then ``stop`` (kills that submission's processes and
-    deletes its job folder; the warden stays warm for the next one when the isolation level keeps
-    submissions apart, see :attr:`IsolationPlan.reusable`). ``close`` ends it all. A warden that
-    died is started again by the next ``send_job``.
+    ``wait_ready``, ``run_all`` (or ``run`` per scenario), then ``stop`` (kills that submission's
+    processes and deletes its job folder; the warden stays warm for the next one when the isolation
+    level keeps submissions apart, see :attr:`IsolationPlan.reusable`). ``close`` ends it all. A
+    warden that died is started again by the next ``send_job``.
     """
 
     def __init__(self, slot: int = 0, plan: IsolationPlan | None = None, warden: Warden | None = None):
@@ -226,7 +226,7 @@ class Sandbox:
         self.plan = self._plan or plan_isolation(self.slot)
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
-        # Programs go out one per run (see run()): the sandbox never holds a scenario it is not running.
+        # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
         config = {**job, "kind": "job", **self.plan.child_config(self.job_dir),
                   "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
         self._write(config)
