@@ -1,8 +1,10 @@
 """The sandbox child: the only place student code ever runs.
 
-Started by the grader as ``python -I -B child.py CONFIG`` (a clean interpreter, never a fork of
-the grader), with a scrubbed environment, stdin on /dev/null, stdout/stderr on capture pipes,
-and four pipes of its own (numbers in CONFIG). Three roles, one process tree::
+Started by the grader as ``python -I -S -B -u -c BOOT child.py CONFIG`` (BOOT imports this file
+and calls :func:`main`; see ``spawn.py``): a clean interpreter, never a fork of the grader, with a
+scrubbed environment, stdin on /dev/null, stdout/stderr on capture pipes, and pipes of its own
+(numbers in CONFIG: job, results, lifeline, status, and the scenarios' output channels). Three
+roles, one process tree::
 
     warden    trusted: a child subreaper, so every orphan below stays in its subtree. Imports
               numpy, then serves jobs one at a time: reads a job (limits, the submission's path;
@@ -385,7 +387,11 @@ def _student_traceback(error, submission):
     return "".join(lines)
 
 
-if __name__ == "__main__":
-    settings = json.loads(sys.argv[1])
+def main(config_text):
+    settings = json.loads(config_text)
     sys.path.append(settings["numpy_path"])  # started with -S: numpy's folder, and nothing else from site
     warden(settings)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

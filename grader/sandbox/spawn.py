@@ -14,6 +14,10 @@ import sys
 
 OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
+# child.py is imported as a module, not run as a script: a script is compiled on every start, a
+# module comes from its cached bytecode (pip writes it at install). Its path stays on the command line.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1].rpartition('/')[0]); import child; "
+         "child.main(sys.argv[2])")
 
 
 class Warden:
@@ -45,7 +49,7 @@ class Warden:
         # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
         # written as it happens, so it is attributed to the right scenario and survives a kill.
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", "-u", CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
+            [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
             stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env, start_new_session=True)
         for fd in (*child_fds, out_w, err_w):
             os.close(fd)
