@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.scenario import parse_source
 from grader.spec import SPEC_FILE, Assignment, Limits, ScenarioSpec
 from grader.spec_yaml import parse
 
@@ -59,8 +60,9 @@ def read_public_rubric(directory: Path) -> Rubric | None:
     loads the assignment properly, which reports whatever is wrong)."""
     try:
         document = parse((directory / SPEC_FILE).read_text(encoding="utf-8"), str(directory / SPEC_FILE))
-        tree = ast.parse((directory / document["scenario_file"]).read_text(encoding="utf-8"))
-        source_lines = (directory / document["scenario_file"]).read_text(encoding="utf-8").splitlines(keepends=True)
+        text = (directory / document["scenario_file"]).read_text(encoding="utf-8")
+        tree = parse_source(text)  # the same tree the loader's scenarios use, parsed once
+        source_lines = text.splitlines(keepends=True)
         functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
         default_time = float(document.get("time_limit", 5.0))
         limits = Limits(default_time, float(document.get("import_time_limit", 10.0)),

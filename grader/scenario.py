@@ -120,11 +120,29 @@ def _function_spans(filename: str) -> tuple[list[str], dict[int, tuple[int, int]
     """One parse per file: for each function, (first line incl. decorators) -> (def line, last line)."""
     text = Path(filename).read_text(encoding="utf-8")
     spans = {}
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            spans[start] = spans[node.lineno] = (node.lineno, node.end_lineno)
+    for node in function_definitions(parse_source(text)):
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        spans[start] = spans[node.lineno] = (node.lineno, node.end_lineno)
     return text.splitlines(keepends=True), spans
+
+
+@functools.lru_cache(maxsize=8)
+def parse_source(text: str) -> ast.Module:
+    """The syntax tree of a scenario file's text, parsed once per process (never mutate it):
+    ``grader check`` reads the public programs from it before the same file is loaded."""
+    return ast.parse(text)
+
+
+def function_definitions(tree: ast.Module):
+    """Every function definition in ``tree``, nested ones too: they only sit in statement lists,
+    so expressions (most of the tree) are never walked."""
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            statements.extend(getattr(node, name, ()))
 
 
 def load_scenarios(path: Path) -> dict[str, Scenario]:
