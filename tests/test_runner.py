@@ -188,6 +188,26 @@ def test_each_scenario_gets_only_its_own_output(mini, tmp_path):
     assert scenarios["fresh_state"].feedback.stdout == scenarios["fresh_state"].feedback.stderr == ""
 
 
+def test_a_scenario_holds_no_descriptor_of_the_warden(mini, tmp_path):
+    # The warden keeps the Landlock rules' descriptors (one per readable path, ~200) for every zygote;
+    # each zygote closes its copies before the submission is imported.
+    body = """\
+        import os
+        open_fds = []
+        for fd in range(1024):
+            try:
+                os.fstat(fd)
+                open_fds.append(fd)
+            except OSError:
+                pass
+        print("open descriptors:", *open_fds)
+        return np.asarray(x) ** 2
+        """
+    result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)
+    printed = by_id(result)["square_values"].feedback.stdout.split("open descriptors:")[1].split()
+    assert 3 <= len(printed) <= 8, printed   # stdin/out/err, the result pipe, the output channels
+
+
 def test_a_strays_output_never_reaches_a_later_scenario(mini, tmp_path):
     # fresh_state (run first) leaves a process behind that floods its scenario's output channel
     # until the sweep kills it; grad_values, two runs later on the same channel, sees none of it.

@@ -107,6 +107,8 @@ def warden(config):
         if job.get("uid") is not None and not reachable:
             _keep_imports_reachable()  # once, here: every zygote inherits it
             reachable = True
+        if job.get("landlock"):
+            _read_rules(job["landlock"]["read"])  # opened once, here: every zygote inherits them
         zygote_pid = os.fork()
         if zygote_pid == 0:
             os.close(fds["lifeline"])
@@ -238,19 +240,26 @@ def _isolate(job):
     achieved = []
     mb = 1024 * 1024
     limits = [(resource.RLIMIT_AS, job["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
-              (resource.RLIMIT_FSIZE, job["file_size_mb"] * mb), (resource.RLIMIT_NOFILE, 256)]
+              (resource.RLIMIT_FSIZE, job["file_size_mb"] * mb)]
     if job.get("nproc"):
         limits.append((resource.RLIMIT_NPROC, job["nproc"]))
     for which, value in limits:
         resource.setrlimit(which, (value, value))
-    achieved.append("rlimits")
     dropping = job.get("uid") is not None  # the warden has kept the imports reachable for it
     landlocked = None
     if job.get("landlock"):
+        read_write = landlock.open_rules(job["landlock"]["read_write"], landlock.READ_WRITE)
         try:
-            landlocked = f"landlock-v{landlock.restrict(job['landlock']['read'], job['landlock']['read_write'])}"
+            landlocked = f"landlock-v{landlock.restrict_to(_read_rules(job['landlock']['read']) + read_write)}"
         except landlock.LandlockError:
             pass
+        finally:
+            landlock.close_rules(read_write)
+    for rules in _READ_RULES.values():  # the warden's descriptors: no student code holds them
+        landlock.close_rules(rules)
+    _READ_RULES.clear()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))  # with those descriptors closed
+    achieved.append("rlimits")
     if dropping:
         os.setgroups([])
         os.setresgid(job["gid"], job["gid"], job["gid"])
@@ -259,6 +268,17 @@ def _isolate(job):
     if landlocked:
         achieved.append(landlocked)
     return achieved
+
+
+_READ_RULES = {}
+
+
+def _read_rules(paths):
+    """The read-only Landlock rules' descriptors, opened by the warden once per list of paths."""
+    key = tuple(paths)
+    if key not in _READ_RULES:
+        _READ_RULES[key] = landlock.open_rules(paths, landlock.READ)
+    return _READ_RULES[key]
 
 
 def _keep_imports_reachable():

@@ -69,6 +69,33 @@ def restrict(read: list[str], read_write: list[str]) -> int:
     TCP and signals to processes outside this sandbox, as far as the kernel's ABI allows.
     Missing paths are skipped. Raises :class:`LandlockError` when Landlock is unavailable.
     """
+    rules = open_rules(read, READ) + open_rules(read_write, READ_WRITE)
+    try:
+        return restrict_to(rules)
+    finally:
+        close_rules(rules)
+
+
+def open_rules(paths: list[str], rights: int) -> list[tuple[int, int]]:
+    """``(O_PATH descriptor, rights)`` per path that exists, rights cut to what a file can carry.
+    Opening is most of a rule's cost: a process that restricts many children opens them once."""
+    rules = []
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue  # a path this machine does not have
+        rules.append((fd, rights if os.path.isdir(path) else rights & _FILE_ONLY))
+    return rules
+
+
+def close_rules(rules: list[tuple[int, int]]) -> None:
+    for fd, _ in rules:
+        os.close(fd)
+
+
+def restrict_to(rules: list[tuple[int, int]]) -> int:
+    """:func:`restrict` with rules opened beforehand (:func:`open_rules`); they stay open."""
     abi = abi_version()
     if abi < 1:
         raise LandlockError("Landlock is not available on this kernel")
@@ -81,9 +108,11 @@ def restrict(read: list[str], read_write: list[str]) -> int:
     if ruleset < 0:
         raise LandlockError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        for paths, rights in ((read, READ), (read_write, READ_WRITE)):
-            for path in paths:
-                _allow(libc, ruleset, path, rights & handled_fs)
+        rule = _PathBeneathAttr()
+        for fd, rights in rules:
+            rule.allowed_access, rule.parent_fd = rights & handled_fs, fd
+            if libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
+                raise LandlockError(ctypes.get_errno(), f"landlock_add_rule failed for descriptor {fd}")
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
@@ -91,19 +120,3 @@ def restrict(read: list[str], read_write: list[str]) -> int:
     finally:
         os.close(ruleset)
     return abi
-
-
-def _allow(libc, ruleset: int, path: str, rights: int) -> None:
-    try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except OSError:
-        return  # a path this machine does not have
-    try:
-        if not os.path.isdir(path):
-            rights &= _FILE_ONLY
-        rule = _PathBeneathAttr(rights, fd)
-        if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                        ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
-            raise LandlockError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
-    finally:
-        os.close(fd)
