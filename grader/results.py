@@ -80,6 +80,8 @@ class SubmissionResult:
     isolation: tuple[str, ...]    # what the sandbox achieved, e.g. ("uid-drop", "landlock", "rlimits")
     timings: dict = field(default_factory=dict)  # seconds: import, scenarios, total
     error: str | None = None      # why the submission could not be graded at all (then score is 0)
+    import_stdout: str = ""       # what the submission printed while it was imported: bounded, shown, never parsed
+    import_stderr: str = ""
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -85,7 +85,8 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
             error = (f"{submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
                      f"does not allow; the point is to write the gradients yourself")
         return _finish(assignment, submission, static.sha256, seed, visibility, started, run.isolation,
-                       results, error=error, timings={"import": round(run.import_seconds, 6)})
+                       results, error=error, timings={"import": round(run.import_seconds, 6)},
+                       import_output=run.import_output or ("", ""))
     finally:
         if sandbox is None:
             box.close()
@@ -103,6 +104,7 @@ class _Run:
     error: str | None = None
     isolation: tuple[str, ...] = ()
     forbidden: list[str] = field(default_factory=list)   # modules the submission tried to import
+    import_output: tuple[str, str] | None = None         # stdout, stderr of the first import that worked
 
 
 def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callable[[Program], dict],
@@ -128,6 +130,8 @@ def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callabl
                 run.error = _import_problem(submission, imported)
             run.not_run.update((program.index, imported) for program in queue[position:])
             break
+        if run.import_output is None:
+            run.import_output = (imported.stdout, imported.stderr)
         for hidden in (False, True):
             commands = ((program.index, program.time_limit, program.payload(wire.encode(inputs_for(program))))
                         for program in queue[position:] if program.hidden == hidden)
@@ -177,7 +181,7 @@ def _spec(assignment: Assignment, scenario_id: str):
 
 def _finish(assignment: Assignment, submission: Path, sha256: str, seed: int, visibility: str, started: float,
             isolation: tuple[str, ...], results: list[ScenarioResult], *, error: str | None = None,
-            timings: dict | None = None) -> SubmissionResult:
+            timings: dict | None = None, import_output: tuple[str, str] = ("", "")) -> SubmissionResult:
     scenarios = tuple(results)
     score, max_score = total(scenarios)
     if error is not None:
@@ -188,4 +192,5 @@ def _finish(assignment: Assignment, submission: Path, sha256: str, seed: int, vi
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(submission),
         submission_sha256=sha256, seed=seed, visibility=visibility, score=score, max_score=max_score,
         tasks=task_scores(assignment, scenarios), scenarios=scenarios, grader_version=grader.__version__,
-        isolation=isolation, timings=timings, error=error)
+        isolation=isolation, timings=timings, error=error, import_stdout=import_output[0],
+        import_stderr=import_output[1])

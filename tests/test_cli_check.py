@@ -100,6 +100,22 @@ def test_verbose_shows_the_isolation(exercise):
     assert "Isolation: rlimits" in run("check", "-v", cwd=exercise).output
 
 
+def test_output_printed_while_importing_is_shown(exercise):
+    # A student's module-level print (a debugging line, a warning) is feedback too, even when the
+    # import works: shown once, above the tables, and kept in the JSON.
+    path = exercise / "squares.py"
+    path.write_text(path.read_text() + "\nprint('loaded squares')\nimport sys\nprint('careful', file=sys.stderr)\n")
+    shown = run("check", cwd=exercise)
+    assert shown.exit_code == ExitCode.OK, shown.output
+    assert "Printed on stdout while importing squares.py:\n    loaded squares\n" in shown.output
+    assert "Printed on stderr while importing squares.py:\n    careful\n" in shown.output
+    assert shown.output.count("loaded squares") == 1
+    document = json.loads(run("check", "--json", cwd=exercise).output)
+    jsonschema.validate(document, SCHEMA)
+    assert (document["import_stdout"], document["import_stderr"]) == ("loaded squares\n", "careful\n")
+    assert all("loaded squares" not in s["feedback"]["stdout"] for s in document["scenarios"])
+
+
 @pytest.mark.parametrize("args, message", [
     (("check",), "Error: no assignment.yaml in this folder: run grader check inside the exercise folder"),
     (("check", "nope.py"), "Error: no assignment.yaml in this folder"),

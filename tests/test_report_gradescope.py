@@ -37,6 +37,13 @@ def test_correct_submission(correct):
     assert sum(t["score"] for t in document["tests"]) == document["score"]
 
 
+def test_output_printed_at_import_is_in_the_top_level_output(correct):
+    document = gradescope.to_results_json(dataclasses.replace(correct, import_stdout="loaded\n"))
+    validate(document)
+    assert "Printed on stdout while importing squares.py:\n    loaded" in document["output"]
+    assert "Printed on" not in gradescope.to_results_json(correct)["output"]
+
+
 def test_wrong_values_are_explained(wrong):
     document = gradescope.to_results_json(wrong, execution_time=2.5)
     validate(document)

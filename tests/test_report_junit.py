@@ -14,6 +14,13 @@ def counts(element):
     return {k: int(element.get(k)) for k in ("tests", "failures", "errors", "skipped")}
 
 
+def test_output_printed_at_import_is_the_suites_own(correct):
+    printed = dataclasses.replace(correct, import_stdout="loaded\n", import_stderr="")
+    suite = ET.fromstring(to_junit_xml([("alice", printed)])).find("testsuite")
+    assert suite.find("system-out").text == "loaded\n" and suite.find("system-err") is None
+    assert ET.fromstring(to_junit_xml([("alice", correct)])).find("testsuite/system-out") is None
+
+
 def test_suites_and_cases(correct, wrong, ungradable):
     root = ET.fromstring(to_junit_xml([("alice", correct), ("bob", wrong), ("carol", ungradable)]))
     assert root.tag == "testsuites"

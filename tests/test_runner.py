@@ -84,11 +84,14 @@ def test_exception_is_an_error_with_the_students_frames_only(mini, tmp_path):
 
 def test_infinite_loop_times_out_and_the_rest_still_run(mini, tmp_path):
     started = time.monotonic()
-    result = grade_submission(submit(tmp_path, with_square("while True: pass")), mini, seed=1)
+    source = with_square("while True: pass") + "\nprint('imported once')\n"
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
     assert by_id(result)["square_values"].status is Status.TIMEOUT
     assert by_id(result)["grad_values"].status is Status.PASSED  # in a fresh sandbox
     assert by_id(result)["fresh_state"].status is Status.PASSED
     assert time.monotonic() - started < 10
+    # Imported twice (the fresh sandbox imports it again); its import output is reported once.
+    assert result.import_stdout == "imported once\n" and result.import_stderr == ""
 
 
 def test_sleeping_forever_times_out(mini, tmp_path):

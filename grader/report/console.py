@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from grader.report.text import STATUS_WORDS, Style, explain, one_line, plain, points
+from grader.report.text import STATUS_WORDS, Style, explain, import_output, one_line, plain, points
 from grader.results import SubmissionResult
 
 WIDTH = 78
@@ -27,6 +27,9 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
                    f"timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
     if result.error:
         out += ["", style("This submission could not be graded:", "fail"), _indent(result.error)]
+    printed = import_output(result)
+    if printed:
+        out += ["", printed]
     out += ["", *_tables(result, style)]
     failures = [s for s in result.scenarios if not s.passed]
     if failures and not result.error:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from grader.report.text import explain, one_line
+from grader.report.text import explain, import_output, one_line
 from grader.results import ScenarioResult, SubmissionResult
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -66,10 +66,13 @@ def dumps(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_V
 
 
 def _summary(result: SubmissionResult) -> str:
-    line = one_line(result)
+    lines = [one_line(result)]
     if result.error:
-        return f"{line}\nThis submission could not be graded: {result.error}"
-    return line
+        lines.append(f"This submission could not be graded: {result.error}")
+    printed = import_output(result)
+    if printed:
+        lines += ["", printed]
+    return "\n".join(lines)
 
 
 def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:

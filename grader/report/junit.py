@@ -12,6 +12,7 @@ Layout, in the dialect most CI tools read (pytest's, Jenkins')::
         </testcase>
         <testcase classname="<assignment>" name="submission">       only when it could not be graded
           <error type="ungradable" message="<why>"/>
+        <system-out>/<system-err>                                   printed while it was imported
       ...
 
 Student output is arbitrary text: ElementTree escapes markup (``<``, ``&``, ``]]>``), and the
@@ -67,6 +68,9 @@ def _suite(student: str, result: SubmissionResult) -> ET.Element:
         ET.SubElement(case, "error", type="ungradable", message=xml_safe(result.error)).text = \
             xml_safe(result.error)
     _count(suite, suite.findall("testcase"), time=result.timings.get("total"))
+    for tag, text in (("system-out", result.import_stdout), ("system-err", result.import_stderr)):
+        if text:  # printed while the submission was imported, before any scenario
+            ET.SubElement(suite, tag).text = xml_safe(text)
     return suite
 
 

@@ -46,6 +46,16 @@ def explain(scenario: ScenarioResult, style: Style = plain, show_program: bool =
     return "\n".join(lines)
 
 
+def import_output(result: SubmissionResult) -> str:
+    """What the submission printed while it was imported, as indented text ("" when nothing)."""
+    name = result.submission.replace("\\", "/").rsplit("/", 1)[-1]
+    lines = []
+    for stream, text in (("stdout", result.import_stdout), ("stderr", result.import_stderr)):
+        if text.strip():
+            lines += [f"Printed on {stream} while importing {name}:", _indent(text.rstrip())]
+    return "\n".join(lines)
+
+
 def one_line(result: SubmissionResult) -> str:
     passed = sum(s.passed for s in result.scenarios)
     return (f"{points(result.score)}/{points(result.max_score)} points, "
