@@ -65,12 +65,15 @@ def detached_gets_no_grad(ad):
     x = ad.Tensor(np.arange(4.0), requires_grad=True)
     u = (x * x).detach()
     (u * x).sum().backward()
-    return {"u_grad": u.grad}
+    return {"x_grad": x.grad, "u_grad": u.grad}
 
 
 @detached_gets_no_grad.check
 def _(got):
     x = np.arange(4.0)
+    # x.grad first: a detach() that returns y leaves u.grad None too (y is not a leaf), but not x.grad.
+    expect_close(got["x_grad"], x * x, what="x.grad after (u * x).sum().backward() (= u)",
+                 wrong={FLOWED_THROUGH_DETACH: 3 * x * x})
     expect_none(got["u_grad"], what="u.grad after (u * x).sum().backward()", wrong={REQUIRES_GRAD: x})
 
 
