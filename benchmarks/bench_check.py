@@ -24,24 +24,24 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BARE_FORK = """
-import os, sys, time
-import numpy
+# fork+exit+wait, timed: the same loop outside the sandbox (numpy only) and inside it (a scenario).
+FORK_LOOP = """\
 times = []
-for _ in range(int(sys.argv[1])):
+for _ in range({runs}):
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         os._exit(0)
     os.waitpid(pid, 0)
     times.append(time.perf_counter() - start)
-times.sort()
-print(times[len(times) // 2])
 """
+BARE_FORK = ("import os, sys, time\nimport numpy\n" + FORK_LOOP.format(runs="int(sys.argv[1])")
+             + "print(sorted(times)[len(times) // 2])\n")
 NOOP_ASSIGNMENT = """\
 id: noop
 title: no-op
@@ -67,14 +67,7 @@ def bare_forks(module):
     # The bare fork of the same process: a scenario process is the zygote (numpy and the
     # submission imported, isolation applied) plus a few pages, so its own fork+exit+wait is it.
     import os, time
-    times = []
-    for _ in range(400):
-        start = time.perf_counter()
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0)
-        os.waitpid(pid, 0)
-        times.append(time.perf_counter() - start)
+""" + textwrap.indent(FORK_LOOP.format(runs=400), "    ") + """\
     return sorted(times)[len(times) // 2]
 
 @bare_forks.check
