@@ -48,7 +48,9 @@ def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
         return StaticReport(digest, format_syntax_error(error, name))
     except (ValueError, RecursionError, MemoryError) as error:
         return StaticReport(digest, f"{name} cannot be parsed: {error}")
-    found = forbidden_imports(ast.parse(source, filename=name), forbidden) if _mentions(code, forbidden) else []
+    found = []
+    if _mentions(code, forbidden):
+        found = forbidden_imports(ast.parse(source, filename=name), forbidden)
     if found:
         line, module = found[0]
         return StaticReport(digest, f"{name}, line {line}: imports {module!r}, which this assignment does not allow "
@@ -80,41 +82,40 @@ def _mentions(code: CodeType, forbidden: tuple[str, ...]) -> bool:
     constants. A cheap first look that misses nothing :func:`forbidden_imports` would find: an
     import puts the module's name among the names, and the compiler has already decoded escapes
     and joined adjacent literals in the constants. Only a hit costs a walk of the syntax tree."""
-    def banned(name: str) -> bool:
-        return name in forbidden or name.partition(".")[0] in forbidden
-
     codes = [code]
     while codes:
         current = codes.pop()
-        if any(banned(name) for name in current.co_names):
+        if any(_banned(name, forbidden) for name in current.co_names):
             return True
         for constant in current.co_consts:
             if isinstance(constant, CodeType):
                 codes.append(constant)
-            elif isinstance(constant, str) and (banned(constant.strip()) or "import" in constant and any(
+            elif isinstance(constant, str) and (_banned(constant.strip(), forbidden) or "import" in constant and any(
                     module in constant for module in forbidden)):  # the two kinds of string the walk flags
                 return True
     return False
 
 
+def _banned(module: str | None, forbidden: tuple[str, ...]) -> bool:
+    """``module`` is forbidden, or inside a forbidden package."""
+    return bool(module) and (module in forbidden or module.partition(".")[0] in forbidden)
+
+
 def forbidden_imports(tree: ast.AST, forbidden: tuple[str, ...]) -> list[tuple[int, str]]:
     """(line, module) for each import of a forbidden module, or string naming one passed to a call."""
-
-    def banned(module: str | None) -> bool:
-        return bool(module) and (module in forbidden or module.partition(".")[0] in forbidden)
 
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names if banned(alias.name)]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and banned(node.module):
+            found += [(node.lineno, alias.name) for alias in node.names if _banned(alias.name, forbidden)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and _banned(node.module, forbidden):
             found.append((node.lineno, node.module))
         elif isinstance(node, ast.Call):
             # importlib.import_module("torch"), __import__("jax"), exec("import torch")...
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     text = arg.value.strip()
-                    if banned(text):
+                    if _banned(text, forbidden):
                         found.append((node.lineno, text))
                     elif "import" in text:
                         found += [(node.lineno, module) for _, module in _imports_in_code(text, forbidden)]

@@ -233,9 +233,11 @@ def _prepare(item):
 def _isolate(job):
     """Limits, then Landlock, then the sandbox user: all before any student code runs.
 
-    Landlock comes before the drop because its rules are built from paths opened by this process:
-    after the drop, folders the sandbox user cannot walk (an interpreter under /root) would be
-    skipped, and the sandbox could not read the standard library it needs.
+    Landlock comes before the drop because its rules are built from paths opened with root's
+    rights (the read-only ones by the warden, once): after the drop, folders the sandbox user
+    cannot walk (an interpreter under /root) would be skipped, and the sandbox could not read the
+    standard library it needs. The open-files limit comes last, once the warden's descriptors of
+    those paths are closed here.
     """
     achieved = []
     mb = 1024 * 1024

@@ -61,21 +61,6 @@ class LandlockError(OSError):
     pass
 
 
-def restrict(read: list[str], read_write: list[str]) -> int:
-    """Restrict this process (and its future children) for good; returns the ABI used.
-
-    ``read`` paths (files or folders, recursively) become read-only, ``read_write`` paths
-    readable and writable; everything else on the filesystem is denied, and so are exec,
-    TCP and signals to processes outside this sandbox, as far as the kernel's ABI allows.
-    Missing paths are skipped. Raises :class:`LandlockError` when Landlock is unavailable.
-    """
-    rules = open_rules(read, READ) + open_rules(read_write, READ_WRITE)
-    try:
-        return restrict_to(rules)
-    finally:
-        close_rules(rules)
-
-
 def open_rules(paths: list[str], rights: int) -> list[tuple[int, int]]:
     """``(O_PATH descriptor, rights)`` per path that exists, rights cut to what a file can carry.
     Opening is most of a rule's cost: a process that restricts many children opens them once."""
@@ -95,7 +80,13 @@ def close_rules(rules: list[tuple[int, int]]) -> None:
 
 
 def restrict_to(rules: list[tuple[int, int]]) -> int:
-    """:func:`restrict` with rules opened beforehand (:func:`open_rules`); they stay open."""
+    """Restrict this process (and its future children) for good; returns the ABI used.
+
+    ``rules`` come from :func:`open_rules` (and stay open): each path, a file or a folder
+    (recursively), gets its rights (:data:`READ` or :data:`READ_WRITE`); everything else on the
+    filesystem is denied, and so are exec, TCP and signals to processes outside this sandbox, as
+    far as the kernel's ABI allows. Raises :class:`LandlockError` when Landlock is unavailable.
+    """
     abi = abi_version()
     if abi < 1:
         raise LandlockError("Landlock is not available on this kernel")

@@ -49,8 +49,9 @@ class Warden:
         # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
         # written as it happens, so it is attributed to the right scenario and survives a kill.
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, json.dumps(config)], stdin=subprocess.DEVNULL,
-            stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env, start_new_session=True)
+            [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, json.dumps(config)],
+            stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env,
+            start_new_session=True)
         for fd in (*child_fds, out_w, err_w):
             os.close(fd)
 
