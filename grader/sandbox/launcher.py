@@ -300,7 +300,7 @@ class Sandbox:
         index, seconds, scenario = following
         channel = self._next_channel
         self._next_channel = (channel + 1) % len(self._channels)
-        self._channel_captures[channel] = (Capture(self.output_limit), Capture(self.output_limit))
+        self._channel_captures[channel] = self._fresh_captures()
         self._write({"run": index, "channel": channel, "scenario": scenario})
         queued.append(_Queued(index, seconds, channel, written=time.monotonic()))
         return True
@@ -448,7 +448,11 @@ class Sandbox:
         return self._captures[fd == self._err_r]
 
     def _begin_capture(self) -> None:
-        self._captures = (Capture(self.output_limit), Capture(self.output_limit))
+        self._captures = self._fresh_captures()
+
+    def _fresh_captures(self) -> tuple[Capture, Capture]:
+        """Empty stdout and stderr captures, each bounded by the job's output limit."""
+        return Capture(self.output_limit), Capture(self.output_limit)
 
     def _end_capture(self) -> tuple[str, str]:
         return self._captures[0].text(), self._captures[1].text()
