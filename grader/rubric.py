@@ -10,10 +10,12 @@ program it ran is the one the loaded assignment defines.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sandbox import wire
 from grader.scenario import parse_source
 from grader.spec import SPEC_FILE, Assignment, Limits, ScenarioSpec
 from grader.spec_yaml import parse
@@ -31,9 +33,18 @@ class Program:
     hidden: bool = False
 
     def payload(self, encoded_inputs) -> dict:
-        """The run command's scenario (inputs already encoded for the wire)."""
+        """The run command's scenario (inputs already encoded for the wire): the program compiled
+        (its source goes too, for the lines of its tracebacks)."""
         return {"index": self.index, "id": self.id, "function": self.id, "source": self.source,
-                "inputs": encoded_inputs, "cpu_seconds": math.ceil(self.time_limit) + 1}
+                "code": compiled_program(self.id, self.source), "inputs": encoded_inputs,
+                "cpu_seconds": math.ceil(self.time_limit) + 1}
+
+
+@functools.lru_cache(maxsize=1024)
+def compiled_program(scenario_id: str, source: str) -> str:
+    """A program's code for the sandbox, compiled once per process, not once per run: a batch
+    runs the same programs for every submission. Its file name is what tracebacks show."""
+    return wire.pack_code(compile(source, f"<scenario {scenario_id}>", "exec", dont_inherit=True, optimize=0))
 
 
 @dataclass(frozen=True)

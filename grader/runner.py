@@ -24,7 +24,7 @@ from grader.sandbox import wire
 from grader.sandbox.launcher import ImportOutcome, RunOutcome, Sandbox
 from grader.scoring import task_scores, total
 from grader.spec import Assignment
-from grader.submission import inspect_submission
+from grader.submission import StaticReport, inspect_submission
 
 
 def new_seed() -> int:
@@ -71,13 +71,13 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
             return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
                            [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem))
                             for spec in assignment.select(visibility)], error=static.problem)
-        run = _execute(box, submission, rubric, inputs_for, started_job)
+        run = _execute(box, submission, rubric, inputs_for, static, started_job)
         assignment = load()
         specs = assignment.select(visibility)
         if Rubric.of(assignment, specs).programs != rubric.programs:  # the files changed under us: rerun
             rubric = Rubric.of(assignment, specs)
             inputs.clear()
-            run = _execute(box, submission, rubric, inputs_for)
+            run = _execute(box, submission, rubric, inputs_for, static)
         results = [_judged(spec, program, inputs_for(program), run, assignment)
                    for spec, program in zip(specs, rubric.programs)]
         error = run.error
@@ -108,7 +108,7 @@ class _Run:
 
 
 def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callable[[Program], dict],
-             started_job: Callable[[], None] = lambda: None) -> _Run:
+             static: StaticReport, started_job: Callable[[], None] = lambda: None) -> _Run:
     """Run every program; after one that timed out or died, the rest run in a fresh zygote.
 
     Public programs go first, then hidden ones, in two separate streams: the sandbox gets the next
@@ -119,7 +119,7 @@ def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callabl
     queue = sorted(rubric.programs, key=lambda p: (p.hidden, p.has_inputs))
     position = 0
     while position < len(queue):
-        box.send_job(submission, submission.stem, rubric.job())
+        box.send_job(submission, submission.stem, rubric.job(), source=static.source, code=static.code)
         started_job()
         imported = box.wait_ready(rubric.limits.import_time)
         run.import_seconds += imported.duration

@@ -22,6 +22,10 @@ MAX_SUBMISSION_BYTES = 1_000_000
 class StaticReport:
     sha256: str
     problem: str | None = None  # one message for the student; None when the file may run
+    # When the file may run: the bytes checked, and the module compiled from them (the sandbox runs
+    # this code instead of compiling the file again: the same bytes, compiled once).
+    source: bytes = b""
+    code: CodeType | None = None
 
 
 def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
@@ -43,7 +47,7 @@ def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
     try:
         # Compiled, not just parsed: the errors Python would raise at import (a module-level
         # `return` too), and bytecode to glance at before walking any syntax tree.
-        code = compile(source, name, "exec", dont_inherit=True)
+        code = compile(source, name, "exec", dont_inherit=True, optimize=0)  # as the sandbox would: no -O
     except SyntaxError as error:
         return StaticReport(digest, format_syntax_error(error, name))
     except (ValueError, RecursionError, MemoryError) as error:
@@ -55,7 +59,7 @@ def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
         line, module = found[0]
         return StaticReport(digest, f"{name}, line {line}: imports {module!r}, which this assignment does not allow "
                                     f"(forbidden: {', '.join(forbidden)}); the point is to write the gradients yourself")
-    return StaticReport(digest)
+    return StaticReport(digest, source=data, code=code)
 
 
 def sha256_of(path: Path) -> str:

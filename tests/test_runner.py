@@ -82,6 +82,14 @@ def test_exception_is_an_error_with_the_students_frames_only(mini, tmp_path):
     assert "child.py" not in trace and "grader" not in trace
 
 
+def test_a_traceback_shows_the_students_lines_wherever_their_code_went(mini, tmp_path):
+    # The sandbox runs the module the grader compiled; the lines still come from the checked file.
+    source = with_square("import os; os.chdir('/')\nraise ValueError('boom')")
+    trace = by_id(grade_submission(submit(tmp_path, source), mini, seed=1))["square_values"].feedback.traceback
+    line = source.splitlines().index("    raise ValueError('boom')") + 1
+    assert f'File "squares.py", line {line}, in square\n    raise ValueError(\'boom\')' in trace
+
+
 def test_infinite_loop_times_out_and_the_rest_still_run(mini, tmp_path):
     started = time.monotonic()
     source = with_square("while True: pass") + "\nprint('imported once')\n"

@@ -18,6 +18,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from grader.sandbox import proctree, wire
@@ -208,10 +209,14 @@ class Sandbox:
 
     # ------------------------------------------------------------------ protocol
 
-    def send_job(self, submission: Path, module: str, job: dict) -> None:
+    def send_job(self, submission: Path, module: str, job: dict, source: bytes | None = None,
+                 code: CodeType | None = None) -> None:
         """Start one submission: a fresh job folder holding only the submission, a fresh zygote.
 
-        ``job`` holds the limits and forbidden imports (``Rubric.job()``); no program."""
+        ``job`` holds the limits and forbidden imports (``Rubric.job()``); no program. ``source``
+        is the submission's content as the grader checked it (default: the file's content now),
+        and ``code`` the module compiled from it, which the zygote then runs instead of compiling
+        the file again; its filename should be the submission's name."""
         if self._closed:
             raise RuntimeError("this sandbox is closed")
         if self._zygote is not None or self.job_dir is not None:
@@ -221,7 +226,10 @@ class Sandbox:
             self._spawn()
         self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
         target = self.job_dir / submission.name
-        shutil.copyfile(submission, target)
+        if source is None:
+            shutil.copyfile(submission, target)
+        else:
+            target.write_bytes(source)  # the bytes the grader checked and compiled, not a later edit
         from grader.sandbox.isolation import plan_isolation  # decided now: the interpreter is already starting
         self.plan = self._plan or plan_isolation(self.slot)
         self.plan.prepare(self.job_dir, target)
@@ -229,6 +237,8 @@ class Sandbox:
         # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
         config = {**job, "kind": "job", **self.plan.child_config(self.job_dir),
                   "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
+        if code is not None:
+            config["code"] = wire.pack_code(code)
         self._write(config)
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
