@@ -50,6 +50,7 @@ def locate(file: Path | None, assignment_dir: Path | None, cwd: Path | None = No
 def run_check(located: Located, *, seed: int | None = None,
               sandbox: Sandbox | None = None) -> tuple[SubmissionResult, Assignment]:
     """Grade the public scenarios; returns the result and the assignment it was graded on.
+    A ``sandbox`` given serves this one check, and the caller closes it (default: one of its own).
 
     The checks (and numpy) load in a thread while the sandbox already runs the programs, read
     from the files directly; the runner verifies they are the programs the assignment defines.
@@ -77,7 +78,7 @@ def run_check(located: Located, *, seed: int | None = None,
                 return loading[0].result()
 
             result = grade_with_loader(located.submission, rubric, load, seed=seed, sandbox=sandbox,
-                                       started_job=start)
+                                       started_job=start, closing=True)
             return result, load()
     finally:
         sys.setswitchinterval(switch)

@@ -49,10 +49,12 @@ def grade_submission(submission: str | Path, assignment: Assignment, *, seed: in
 def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[], Assignment], *,
                       seed: int | None = None, visibility: str = "public", slot: int = 0,
                       sandbox: Sandbox | None = None, started_job: Callable[[], None] = lambda: None,
-                      ) -> SubmissionResult:
+                      closing: bool = False) -> SubmissionResult:
     """Like :func:`grade_submission`, with the assignment still loading: ``load()`` returns it
     (blocking until it is there) and is only called when a check or an input is needed.
-    ``started_job()`` is called once the sandbox has the job, the moment to start loading."""
+    ``started_job()`` is called once the sandbox has the job, the moment to start loading.
+    ``closing``: the caller closes ``sandbox`` right after (``grader check``), so it is not made
+    ready for another submission (a round trip to the sandbox that closing makes moot)."""
     started = time.monotonic()
     submission = Path(submission)
     seed = new_seed() if seed is None else seed
@@ -90,7 +92,7 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
     finally:
         if sandbox is None:
             box.close()
-        else:
+        elif not closing:
             box.stop()
 
 
