@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
-from grader.results import SubmissionResult
 from grader.sandbox.launcher import Sandbox
 from grader.spec import SPEC_FILE, Assignment, load_assignment
 from grader.spec_yaml import parse
+
+if TYPE_CHECKING:
+    from grader.results import SubmissionResult
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,6 @@ def run_check(located: Located, *, seed: int | None = None,
     The checks (and numpy) load in a thread while the sandbox already runs the programs, read
     from the files directly; the runner verifies they are the programs the assignment defines.
     """
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     from grader.rubric import read_public_rubric
     from grader.runner import grade_submission, grade_with_loader
 
@@ -66,19 +68,42 @@ def run_check(located: Located, *, seed: int | None = None,
         return grade_submission(located.submission, assignment, seed=seed, sandbox=sandbox), assignment
     switch = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)  # while the loader imports, hand the driver the GIL promptly
-    loading: list[Future] = []
+    loading = _Loading(located.assignment_dir)
     try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-load") as loader:
-            def start() -> None:  # once the sandbox has its job: until then the loader would slow us
-                if not loading:
-                    loading.append(loader.submit(load_assignment, located.assignment_dir))
-
-            def load() -> Assignment:
-                start()
-                return loading[0].result()
-
-            result = grade_with_loader(located.submission, rubric, load, seed=seed, sandbox=sandbox,
-                                       started_job=start, closing=True)
-            return result, load()
+        result = grade_with_loader(located.submission, rubric, loading.result, seed=seed, sandbox=sandbox,
+                                   started_job=loading.start, closing=True)
+        return result, loading.result()
     finally:
         sys.setswitchinterval(switch)
+
+
+class _Loading:
+    """The assignment, loaded in a thread of its own once started (a plain thread: the
+    executors of concurrent.futures cost ~10 ms to import, on the path to the sandbox's job)."""
+
+    def __init__(self, directory: Path):
+        self._directory = directory
+        self._thread: threading.Thread | None = None
+        self._outcome: tuple[Assignment | None, BaseException | None] = (None, None)
+
+    def start(self) -> None:
+        """Begin loading (once the sandbox has its job: until then the loader would slow us)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._load, name="grader-load", daemon=True)
+            self._thread.start()
+
+    def _load(self) -> None:
+        try:
+            import grader.judge  # noqa: F401  (judging's modules too, while the sandbox runs)
+            self._outcome = (load_assignment(self._directory), None)
+        except BaseException as error:  # handed to the thread that asks for the result
+            self._outcome = (None, error)
+
+    def result(self) -> Assignment:
+        """The loaded assignment (starting the load if need be); re-raises what loading raised."""
+        self.start()
+        self._thread.join()
+        assignment, error = self._outcome
+        if error is not None:
+            raise error
+        return assignment

@@ -10,26 +10,30 @@ that times out or kills its zygote costs only itself: the rest run in a fresh zy
 
 from __future__ import annotations
 
-import secrets
+import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import grader
-from grader.judge import judge, scenario_result
-from grader.results import Feedback, ScenarioResult, Status, SubmissionResult
 from grader.rubric import Program, Rubric
 from grader.sandbox import wire
 from grader.sandbox.launcher import ImportOutcome, RunOutcome, Sandbox
-from grader.scoring import task_scores, total
 from grader.spec import Assignment
 from grader.submission import StaticReport, inspect_submission
+
+if TYPE_CHECKING:
+    from grader.results import ScenarioResult, SubmissionResult
+
+# Judging's modules (judge, results, scoring) are imported where judging starts, not above:
+# `grader check` sends the sandbox its job before it needs them (~7 ms sooner), and its loader
+# thread imports them while the programs run.
 
 
 def new_seed() -> int:
     """A fresh seed for a run; printed and recorded so the run can be reproduced."""
-    return secrets.randbelow(2**31)
+    return random.SystemRandom().randrange(2**31)  # os.urandom; not secrets, which loads OpenSSL (~5 ms)
 
 
 def grade_submission(submission: str | Path, assignment: Assignment, *, seed: int | None = None,
@@ -69,6 +73,8 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
     try:
         static = inspect_submission(submission, rubric.forbidden)
         if static.problem is not None:
+            from grader.judge import scenario_result
+            from grader.results import Feedback, Status
             assignment = load()
             return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
                            [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem))
@@ -165,6 +171,8 @@ def _import_problem(submission: Path, imported: ImportOutcome) -> str:
 # --------------------------------------------------------------------------- judge
 
 def _judged(spec, program: Program, inputs: dict, run: _Run, assignment: Assignment) -> ScenarioResult:
+    from grader.judge import judge, scenario_result
+    from grader.results import Feedback, Status
     outcome = run.outcomes.get(program.index)
     if outcome is not None:
         return judge(spec, inputs, outcome, assignment.limits.memory_mb)
@@ -184,6 +192,8 @@ def _spec(assignment: Assignment, scenario_id: str):
 def _finish(assignment: Assignment, submission: Path, sha256: str, seed: int, visibility: str, started: float,
             isolation: tuple[str, ...], results: list[ScenarioResult], *, error: str | None = None,
             timings: dict | None = None, import_output: tuple[str, str] = ("", "")) -> SubmissionResult:
+    from grader.results import SubmissionResult
+    from grader.scoring import task_scores, total
     scenarios = tuple(results)
     score, max_score = total(scenarios)
     if error is not None:

@@ -36,15 +36,16 @@ import builtins
 import functools
 import importlib.util
 import inspect
-import symtable
 import sys
-import textwrap
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from grader.errors import SpecError
+
+if TYPE_CHECKING:
+    import symtable
 
 # Names a program may use besides its parameters and builtins; the sandbox provides them.
 SANDBOX_GLOBALS = frozenset({"np", "attempt"})
@@ -109,6 +110,7 @@ def scenario(function: Callable | None = None, *, inputs: Callable[[Any], dict] 
 
 def _program_source(program: Callable) -> tuple[str, int]:
     """The function's source from its ``def`` line on (decorators dropped), dedented."""
+    import textwrap  # here, like symtable below: grader check imports this module on its way to the sandbox
     filename = inspect.getsourcefile(program)
     lines, spans = _function_spans(filename)
     first, last = spans[program.__code__.co_firstlineno]
@@ -170,6 +172,7 @@ def load_scenarios(path: Path) -> dict[str, Scenario]:
 
 def _check_self_contained(item: Scenario, path: Path) -> None:
     """A program runs alone in the sandbox: refuse any global name it would not find there."""
+    import symtable
     table = symtable.symtable(item.source, str(path), "exec").get_children()[0]
     params = table.get_parameters()
     if not params:
@@ -184,6 +187,7 @@ def _check_self_contained(item: Scenario, path: Path) -> None:
 
 
 def _globals_used(table: symtable.SymbolTable) -> set[str]:
+    import symtable
     names = set(table.get_globals()) if isinstance(table, symtable.Function) else set()
     for child in table.get_children():
         names |= _globals_used(child)

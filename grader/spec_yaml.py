@@ -8,7 +8,6 @@ collects problems instead of stopping at the first.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +91,7 @@ class Field:
 
 
 def did_you_mean(name: str, choices) -> str:
+    import difflib  # only when something is misspelt
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -10,7 +10,6 @@ time; this scan catches the plain and the indirect-but-literal ones (``importlib
 from __future__ import annotations
 
 import ast
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
@@ -20,12 +19,17 @@ MAX_SUBMISSION_BYTES = 1_000_000
 
 @dataclass(frozen=True)
 class StaticReport:
-    sha256: str
-    problem: str | None = None  # one message for the student; None when the file may run
-    # When the file may run: the bytes checked, and the module compiled from them (the sandbox runs
-    # this code instead of compiling the file again: the same bytes, compiled once).
-    source: bytes = b""
+    source: bytes | None          # the bytes checked (None when the file could not be read)
+    problem: str | None = None    # one message for the student; None when the file may run
+    # When the file may run, the module compiled from ``source``: the sandbox runs this code
+    # instead of compiling the file again (the same bytes, compiled once).
     code: CodeType | None = None
+
+    @property
+    def sha256(self) -> str:
+        """The content hash recorded in results (empty when the file could not be read). Computed
+        when asked, after the sandbox has its job: hashlib's OpenSSL takes ~5 ms to load."""
+        return "" if self.source is None else _sha256(self.source)
 
 
 def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
@@ -33,41 +37,45 @@ def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
     try:
         size = path.stat().st_size
         if size > MAX_SUBMISSION_BYTES:
-            return StaticReport("", f"{name} is {size:,} bytes; a submission may be at most {MAX_SUBMISSION_BYTES:,}")
+            return StaticReport(None, f"{name} is {size:,} bytes; a submission may be at most {MAX_SUBMISSION_BYTES:,}")
         data = path.read_bytes()
     except FileNotFoundError:
-        return StaticReport("", f"{name} was not found ({path})")
+        return StaticReport(None, f"{name} was not found ({path})")
     except OSError as error:
-        return StaticReport("", f"{name} could not be read: {error.strerror}")
-    digest = hashlib.sha256(data).hexdigest()
+        return StaticReport(None, f"{name} could not be read: {error.strerror}")
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return StaticReport(digest, f"{name} is not UTF-8 text (byte {error.start}); save it as UTF-8")
+        return StaticReport(data, f"{name} is not UTF-8 text (byte {error.start}); save it as UTF-8")
     try:
         # Compiled, not just parsed: the errors Python would raise at import (a module-level
         # `return` too), and bytecode to glance at before walking any syntax tree.
         code = compile(source, name, "exec", dont_inherit=True, optimize=0)  # as the sandbox would: no -O
     except SyntaxError as error:
-        return StaticReport(digest, format_syntax_error(error, name))
+        return StaticReport(data, format_syntax_error(error, name))
     except (ValueError, RecursionError, MemoryError) as error:
-        return StaticReport(digest, f"{name} cannot be parsed: {error}")
+        return StaticReport(data, f"{name} cannot be parsed: {error}")
     found = []
     if _mentions(code, forbidden):
         found = forbidden_imports(ast.parse(source, filename=name), forbidden)
     if found:
         line, module = found[0]
-        return StaticReport(digest, f"{name}, line {line}: imports {module!r}, which this assignment does not allow "
+        return StaticReport(data, f"{name}, line {line}: imports {module!r}, which this assignment does not allow "
                                     f"(forbidden: {', '.join(forbidden)}); the point is to write the gradients yourself")
-    return StaticReport(digest, source=data, code=code)
+    return StaticReport(data, code=code)
 
 
 def sha256_of(path: Path) -> str:
     """The content hash recorded in results (empty when the file cannot be read)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _sha256(path.read_bytes())
     except OSError:
         return ""
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+    return hashlib.sha256(data).hexdigest()
 
 
 def format_syntax_error(error: SyntaxError, name: str) -> str:

@@ -143,6 +143,22 @@ def test_spec_errors_exit_2_with_file_line_field(exercise):
     assert "time_limt: unknown field (did you mean 'time_limit'?)" in lines[0]
 
 
+def test_a_spec_error_found_while_the_programs_already_run_exits_2(exercise):
+    # The programs are read straight from the files and run while the checks load in a thread;
+    # an error that only loading finds must still end the check with its one line.
+    scenarios = exercise / "scenarios.py"
+    scenarios.write_text(scenarios.read_text().replace("@square_values.check\n", ""))
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output.strip().splitlines() == [
+        f"Error: {scenarios}:{_line_of(scenarios, 'def square_values')}: square_values: scenario "
+        "'square_values' has no check; add @square_values.check below it"]
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
 def test_syntax_error_is_graded_zero_with_the_caret(exercise):
     (exercise / "squares.py").write_text("def square(x)\n    return x\n")
     result = run("check", cwd=exercise)

@@ -16,6 +16,7 @@ A message on the wire is a 4-byte big-endian length followed by that many bytes 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -41,12 +42,15 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 # sequences that clear the screen or move the cursor, CR rewrites a line), DEL, C1, and the bidi
 # overrides that reorder what is shown. Student text is shown with these escaped, so it cannot paint
 # a fake score over the real one.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# (Compiled on first use: both processes import this module on their way to a scenario's start.)
+@functools.lru_cache(maxsize=None)
+def _unprintable() -> re.Pattern:
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
     """``text`` with every terminal control character written as an escape (``\\x1b``, ``\\u202e``)."""
-    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
+    return _unprintable().sub(lambda match: repr(match.group())[1:-1], text)
 
 
 class ProtocolError(ValueError):
