@@ -219,6 +219,32 @@ def test_a_scenario_holds_no_descriptor_of_the_warden(mini, tmp_path):
     assert 3 <= len(printed) <= 8, printed   # stdin/out/err, the result pipe, the output channels
 
 
+def test_a_descriptor_the_grader_inherited_never_reaches_the_sandbox(mini, tmp_path):
+    # The warden is spawned with whatever is inheritable in the grader, such as a descriptor the
+    # grader's own parent left open; the sandbox closes it before anything else. (Told apart by
+    # inode: the same number may be reused by a descriptor of the sandbox's own.)
+    body = """\
+        import os
+        for fd in range(1024):
+            try:
+                print("inode", os.fstat(fd).st_ino)
+            except OSError:
+                pass
+        return np.asarray(x) ** 2
+        """
+    leaked_r, leaked_w = os.pipe()
+    try:
+        os.set_inheritable(leaked_r, True)
+        os.set_inheritable(leaked_w, True)
+        result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)
+        inode = os.fstat(leaked_r).st_ino
+    finally:
+        os.close(leaked_r)
+        os.close(leaked_w)
+    printed = by_id(result)["square_values"].feedback.stdout
+    assert printed.count("inode") >= 3 and f"inode {inode}\n" not in printed
+
+
 def test_a_strays_output_never_reaches_a_later_scenario(mini, tmp_path):
     # fresh_state (run first) leaves a process behind that floods its scenario's output channel
     # until the sweep kills it; grad_values, two runs later on the same channel, sees none of it.

@@ -79,6 +79,18 @@ def _read_exactly(fd, size):
     return b"".join(chunks)
 
 
+def _close_inherited(keep):
+    """Close every descriptor above stderr but ``keep``. posix_spawn passes on whatever is
+    inheritable in the grader, such as a descriptor its own parent left open (a CI runner's log):
+    no student code may hold one."""
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2 and int(name) not in keep:
+            try:
+                os.close(int(name))
+            except OSError:  # the listing's own descriptor, closed already
+                pass
+
+
 def _prctl(option, value):
     import ctypes
     return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
@@ -414,7 +426,11 @@ def _student_traceback(error, submission):
 
 
 def main(config_text):
+    os.chdir("/")  # spawned in the grader's working folder: hold none of its folders
     settings = json.loads(config_text)
+    fds = settings["fds"]
+    _close_inherited({fds["job"], fds["results"], fds["lifeline"], fds["status"],
+                      *(fd for pair in fds["channels"] for fd in pair)})
     sys.path.append(settings["numpy_path"])  # started with -S: numpy's folder, and nothing else from site
     warden(settings)
 

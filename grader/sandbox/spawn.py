@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
+import signal
 import sys
+import threading
 
 OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
@@ -18,6 +19,12 @@ CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.p
 # module comes from its cached bytecode (pip writes it at install). Its path stays on the command line.
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1].rpartition('/')[0]); import child; "
          "child.main(sys.argv[2])")
+
+
+# The warden's ends of its pipes are inheritable only while it is spawned, under this lock: a warden
+# spawned by another thread at that moment would inherit them (posix_spawn keeps every inheritable
+# descriptor), and with them a way into this warden's submissions.
+_SPAWNING = threading.Lock()
 
 
 class Warden:
@@ -48,12 +55,52 @@ class Warden:
         # nothing next to the submission can shadow the standard library or numpy. -S: no site
         # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
         # written as it happens, so it is attributed to the right scenario and survives a kill.
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, json.dumps(config)],
-            stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, pass_fds=child_fds, cwd="/", env=env,
-            start_new_session=True)
-        for fd in (*child_fds, out_w, err_w):
-            os.close(fd)
+        argv = [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, json.dumps(config)]
+        # posix_spawn, not subprocess: importing subprocess alone took 10-20 ms, on the way to
+        # starting the sandbox. stdin is /dev/null, a session of its own; child.main moves to "/".
+        actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+        with _SPAWNING:
+            try:
+                for fd in child_fds:
+                    os.set_inheritable(fd, True)
+                pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
+            finally:
+                for fd in (*child_fds, out_w, err_w):
+                    os.close(fd)
+        self.process = WardenProcess(pid)
+
+
+class WardenProcess:
+    """The warden's process, as the grader handles it: ``pid``, ``poll()``, ``wait()``, ``kill()``
+    and ``returncode`` (negative: the signal that ended it), like :class:`subprocess.Popen`'s."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """The exit code once the warden has ended (it is reaped then), else None."""
+        return self._reap(os.WNOHANG)
+
+    def wait(self) -> int:
+        """Wait for the warden to end, reap it, return its exit code."""
+        return self._reap(0)
+
+    def kill(self) -> None:
+        """SIGKILL the warden, unless it has been reaped already (its pid may be another's now)."""
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+    def _reap(self, options: int) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, options)
+            except ChildProcessError:  # reaped elsewhere: its status is lost
+                pid, status = self.pid, 0
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
 
 
 def numpy_path() -> str:
