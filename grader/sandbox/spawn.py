@@ -7,11 +7,11 @@ adopts what this returns.
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import signal
 import sys
-import threading
 
 OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
@@ -24,7 +24,7 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv[1].rpartition('/')[0]); import
 # The warden's ends of its pipes are inheritable only while it is spawned, under this lock: a warden
 # spawned by another thread at that moment would inherit them (posix_spawn keeps every inheritable
 # descriptor), and with them a way into this warden's submissions.
-_SPAWNING = threading.Lock()
+_SPAWNING = _thread.allocate_lock()  # threading's Lock, without importing threading first
 
 
 class Warden:
@@ -105,6 +105,6 @@ class WardenProcess:
 
 def numpy_path() -> str:
     """The folder that holds the numpy package (site-packages, usually), found without importing it."""
-    import importlib.util
-    spec = importlib.util.find_spec("numpy")
+    import importlib.machinery  # loaded with the interpreter already, unlike importlib.util
+    spec = importlib.machinery.PathFinder.find_spec("numpy")
     return os.path.dirname(os.path.dirname(spec.origin))
