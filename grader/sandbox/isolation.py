@@ -82,8 +82,9 @@ def _processes_of(uid: int) -> int:
 def readable_paths() -> tuple[str, ...]:
     """What a sandboxed process may read: the standard library without site-packages, numpy's
     folders, the platform's shared libraries. Not the grader, not the course folders."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    paths = [str(entry) for entry in stdlib.iterdir() if entry.name not in ("site-packages", "dist-packages")]
+    with os.scandir(sysconfig.get_paths()["stdlib"]) as entries:  # these exist: listed just now
+        stdlib = [entry.path for entry in entries if entry.name not in ("site-packages", "dist-packages")]
+    paths = []
     numpy_dir = Path(sys.modules["numpy"].__file__).parent if "numpy" in sys.modules else _find("numpy")
     if numpy_dir is not None:
         paths += [str(numpy_dir), str(numpy_dir.with_name("numpy.libs"))]
@@ -91,7 +92,7 @@ def readable_paths() -> tuple[str, ...]:
     for root in ("/lib", "/usr/lib", "/lib64", "/usr/lib64"):
         paths.append(os.path.join(root, multiarch) if multiarch and root.endswith("lib") else root)
     paths += ["/etc/ld.so.cache", "/dev/urandom"]
-    return tuple(path for path in paths if os.path.exists(path))
+    return tuple(stdlib + [path for path in paths if os.path.exists(path)])
 
 
 def _find(name: str) -> Path | None:
