@@ -8,10 +8,9 @@ collects problems instead of stopping at the first.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
-
-import yaml
 
 from grader.errors import SpecError
 
@@ -30,12 +29,7 @@ class MarkedList(list):
     lines: list
 
 
-# libyaml's parser when pyyaml has it (several times faster); the constructors below are ours.
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    pass
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
+def _construct_mapping(loader, node) -> MarkedDict:
     loader.flatten_mapping(node)
     result = MarkedDict()
     result.line, result.lines = node.start_mark.line + 1, {}
@@ -51,19 +45,41 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> MarkedDict:
     return result
 
 
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> MarkedList:
+def _construct_sequence(loader, node) -> MarkedList:
     result = MarkedList(loader.construct_object(child, deep=True) for child in node.value)
     result.line, result.lines = node.start_mark.line + 1, [child.start_mark.line + 1 for child in node.value]
     return result
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+@functools.lru_cache(maxsize=None)
+def _loader():
+    """pyyaml's safe loader with our constructors; pyyaml is imported here, on the first parse
+    that the cache cannot answer (see spec_cache)."""
+    import yaml
+
+    # libyaml's parser when pyyaml has it (several times faster); the constructors above are ours.
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        pass
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+    return yaml, Loader
 
 
 def parse(text: str, filename: str) -> MarkedDict:
-    """Parse a spec file's text; the document must be a mapping."""
-    loader = _Loader(text)
+    """Parse a spec file's text; the document must be a mapping. A text parsed before comes from
+    the cache (:mod:`grader.spec_cache`), without pyyaml."""
+    from grader import spec_cache  # here: it imports this module
+    document = spec_cache.load(text)
+    if document is None:
+        document = _parse_yaml(text, filename)
+        spec_cache.store(text, document)
+    return document
+
+
+def _parse_yaml(text: str, filename: str) -> MarkedDict:
+    yaml, loader_class = _loader()
+    loader = loader_class(text)
     loader.name = filename
     try:
         document = loader.get_single_data()

@@ -1,5 +1,6 @@
 """Results of the engine-test assignment (tests/fixtures/mini), graded once per session for reporter tests."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,18 @@ import pytest
 import grader
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def spec_cache_folder(tmp_path_factory):
+    """Parsed specs are cached in a folder of the test session's, not the user's (subprocesses too)."""
+    previous = os.environ.get("GRADER_CACHE_DIR")
+    os.environ["GRADER_CACHE_DIR"] = str(tmp_path_factory.mktemp("spec-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("GRADER_CACHE_DIR", None)
+    else:
+        os.environ["GRADER_CACHE_DIR"] = previous
 
 
 @pytest.fixture(scope="session")
