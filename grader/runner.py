@@ -58,7 +58,8 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
     (blocking until it is there) and is only called when a check or an input is needed.
     ``started_job()`` is called once the sandbox has the job, the moment to start loading.
     ``closing``: the caller closes ``sandbox`` right after (``grader check``), so it is not made
-    ready for another submission (a round trip to the sandbox that closing makes moot)."""
+    ready for another submission (a round trip to the sandbox that closing makes moot); its
+    processes are killed as soon as the runs are over."""
     started = time.monotonic()
     submission = Path(submission)
     seed = new_seed() if seed is None else seed
@@ -86,6 +87,8 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
             rubric = Rubric.of(assignment, specs)
             inputs.clear()
             run = _execute(box, submission, rubric, inputs_for, static)
+        if closing:
+            box.kill_submission()  # nothing more runs in it: it dies while we judge
         results = [_judged(spec, program, inputs_for(program), run, assignment)
                    for spec, program in zip(specs, rubric.programs)]
         error = run.error
