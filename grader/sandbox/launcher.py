@@ -194,18 +194,13 @@ class Sandbox:
         """SIGKILL everything below the warden: the zygote first, then every orphan."""
         if self.process.poll() is not None:
             return
-        if self._zygote is not None:
-            try:
-                os.kill(self._zygote, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        self.kill_submission()
         proctree.kill_children(self.process.pid)
 
     def kill_submission(self) -> None:
-        """SIGKILL the current submission's zygote now, without waiting: for a caller about to
-        ``close``, which then finds it gone instead of waiting for it to die (``close`` still
-        kills and sweeps whatever is left, in order)."""
-        if self._zygote is not None and not self._warden_dead:
+        """SIGKILL the current submission's zygote, without waiting for it to die. On its own: for
+        a caller about to ``close``, which then finds it gone (and still sweeps, in order)."""
+        if self._zygote is not None and self.process.poll() is None:
             try:
                 os.kill(self._zygote, signal.SIGKILL)
             except ProcessLookupError:
