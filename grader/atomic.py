@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    with replacing(path) as stream:
+def write_text(path: Path, text: str, durable: bool = True) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+    ``durable=False`` skips the sync to disk: for a cache, where losing the file costs nothing."""
+    with replacing(path, durable) as stream:
         stream.write(text)
 
 
 @contextlib.contextmanager
-def replacing(path: Path) -> Iterator[TextIO]:
+def replacing(path: Path, durable: bool = True) -> Iterator[TextIO]:
     """A text stream (UTF-8, no newline translation) that becomes ``path`` only if the block ends
     without an exception: written to a temporary file in the same folder, synced, renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -25,7 +26,8 @@ def replacing(path: Path) -> Iterator[TextIO]:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             yield stream
             stream.flush()
-            os.fsync(stream.fileno())
+            if durable:
+                os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:
         try:

@@ -41,7 +41,7 @@ def store(text: str, document: MarkedDict) -> None:
     """Remember ``document`` as the parse of ``text``; silently nothing when it cannot be kept."""
     try:
         entry = {"format": FORMAT, "pyyaml": _pyyaml_stamp(), "yaml": text, "document": _encode(document)}
-        atomic.write_text(_entry(text), json.dumps(entry, allow_nan=False))
+        atomic.write_text(_entry(text), json.dumps(entry, allow_nan=False), durable=False)
     except (OSError, ValueError, TypeError):
         pass
 
