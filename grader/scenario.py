@@ -187,8 +187,7 @@ def _check_self_contained(item: Scenario, path: Path) -> None:
 
 
 def _globals_used(table: symtable.SymbolTable) -> set[str]:
-    import symtable
-    names = set(table.get_globals()) if isinstance(table, symtable.Function) else set()
+    names = set(table.get_globals()) if table.get_type() == "function" else set()
     for child in table.get_children():
         names |= _globals_used(child)
     return names

@@ -16,8 +16,8 @@ roles, one process tree::
               user (as root), blocks forbidden imports, and only then imports the student's
               module. Then, per "run" command (which carries that one program and the output
               channel to use), one after the other, forks one
-    scenario  process that compiles and runs the program and writes exactly one framed result,
-              its stdout and stderr on the run's output channel.
+    scenario  process that runs the program (compiled by the grader) and writes exactly one
+              framed result, its stdout and stderr on the run's output channel.
 
 Everything after the student's import is untrusted, so nothing here decides anything: the
 grader checks every byte it gets back against values that never enter this process.
@@ -83,10 +83,10 @@ def _close_inherited(keep):
     """Close every descriptor above stderr but ``keep``. posix_spawn passes on whatever is
     inheritable in the grader, such as a descriptor its own parent left open (a CI runner's log):
     no student code may hold one."""
-    for name in os.listdir("/proc/self/fd"):
-        if int(name) > 2 and int(name) not in keep:
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        if fd > 2 and fd not in keep:
             try:
-                os.close(int(name))
+                os.close(fd)
             except OSError:  # the listing's own descriptor, closed already
                 pass
 
@@ -231,8 +231,8 @@ def zygote(config, job):
 
 
 def _prepare(item):
-    """Compile a program and decode its inputs; each fork gets its own copy-on-write view, so
-    nothing one scenario changes reaches another."""
+    """Load a program (compiled by the grader) and decode its inputs; each fork gets its own
+    copy-on-write view, so nothing one scenario changes reaches another."""
     item["name"] = name = f"<scenario {item['id']}>"
     linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
     namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
