@@ -1,9 +1,9 @@
 """The sandbox child: the only place student code ever runs.
 
-Started by the grader as ``python -I -S -B -u -c BOOT child.py CONFIG`` (BOOT imports this file
-and calls :func:`main`; see ``spawn.py``): a clean interpreter, never a fork of the grader, with a
-scrubbed environment, stdin on /dev/null, stdout/stderr on capture pipes, and pipes of its own
-(numbers in CONFIG: job, results, lifeline, status, and the scenarios' output channels). Three
+Started by the grader as ``python -I -S -B -u -c BOOT child.py NUMPY_DIR FD...`` (BOOT imports
+this file and calls :func:`main`; see ``spawn.py``): a clean interpreter, never a fork of the
+grader, with a scrubbed environment, stdin on /dev/null, stdout/stderr on capture pipes, and pipes
+of its own (the FDs: job, results, lifeline, status, then the scenarios' output channels). Three
 roles, one process tree::
 
     warden    trusted: a child subreaper, so every orphan below stays in its subtree. Imports
@@ -425,15 +425,18 @@ def _student_traceback(error, submission):
     return "".join(lines)
 
 
-def main(config_text):
+def main(argv):
+    """``argv``: numpy's folder, then the descriptors (job, results, lifeline, status, and each
+    output channel's stdout and stderr), as spawn.py passes them."""
     os.chdir("/")  # spawned in the grader's working folder: hold none of its folders
-    settings = json.loads(config_text)
-    fds = settings["fds"]
-    _close_inherited({fds["job"], fds["results"], fds["lifeline"], fds["status"],
-                      *(fd for pair in fds["channels"] for fd in pair)})
-    sys.path.append(settings["numpy_path"])  # started with -S: numpy's folder, and nothing else from site
-    warden(settings)
+    numpy_dir, *numbers = argv
+    job, results, lifeline, status, *channels = map(int, numbers)
+    fds = {"job": job, "results": results, "lifeline": lifeline, "status": status,
+           "channels": [channels[at:at + 2] for at in range(0, len(channels), 2)]}
+    _close_inherited({job, results, lifeline, status, *channels})
+    sys.path.append(numpy_dir)  # started with -S: numpy's folder, and nothing else from site
+    warden({"fds": fds})
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

@@ -2,15 +2,14 @@
 
 ``grader check`` calls this before anything else is imported, so the warden's interpreter loads
 numpy while the grader loads click, the spec and the checks. :class:`~grader.sandbox.launcher.Sandbox`
-adopts what this returns.
+adopts what this returns. Only modules the interpreter has loaded at startup are imported here
+(not json, which brings ``re``: ~10 ms before the warden could start).
 """
 
 from __future__ import annotations
 
 import _thread
-import json
 import os
-import signal
 import sys
 
 OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
@@ -18,7 +17,7 @@ CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.p
 # child.py is imported as a module, not run as a script: a script is compiled on every start, a
 # module comes from its cached bytecode (pip writes it at install). Its path stays on the command line.
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1].rpartition('/')[0]); import child; "
-         "child.main(sys.argv[2])")
+         "child.main(sys.argv[2:])")
 
 
 # The warden's ends of its pipes are inheritable only while it is spawned, under this lock: a warden
@@ -45,17 +44,15 @@ class Warden:
             (channel_out_r, channel_out_w), (channel_err_r, channel_err_w) = os.pipe(), os.pipe()
             self.channels_r.append((channel_out_r, channel_err_r))
             channels_w.append((channel_out_w, channel_err_w))
+        # In the order child.main() reads them, after numpy's folder.
         child_fds = (job_r, results_w, lifeline_r, status_w, *(fd for pair in channels_w for fd in pair))
-        config = {"fds": {"job": job_r, "results": results_w, "lifeline": lifeline_r, "status": status_w,
-                          "channels": channels_w},
-                  "numpy_path": numpy_path()}
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/nonexistent",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         # -I: no user site, no PYTHON* variables, no script or working folder on sys.path, so
         # nothing next to the submission can shadow the standard library or numpy. -S: no site
         # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
         # written as it happens, so it is attributed to the right scenario and survives a kill.
-        argv = [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, json.dumps(config)]
+        argv = [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, numpy_path(), *map(str, child_fds)]
         # posix_spawn, not subprocess: importing subprocess alone took 10-20 ms, on the way to
         # starting the sandbox. stdin is /dev/null, a session of its own; child.main moves to "/".
         actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
@@ -90,6 +87,7 @@ class WardenProcess:
     def kill(self) -> None:
         """SIGKILL the warden, unless it has been reaped already (its pid may be another's now)."""
         if self.returncode is None:
+            import signal
             os.kill(self.pid, signal.SIGKILL)
 
     def _reap(self, options: int) -> int | None:
