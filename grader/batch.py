@@ -16,6 +16,7 @@ submission content, assignment content, seed and grader version, so a batch kill
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import queue
@@ -24,7 +25,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import grader
 from grader import atomic
@@ -133,36 +134,45 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
 
 def _run_parallel(todo: list[Found], assignment: Assignment, seed: int, jobs: int,
                   finished: Callable[[Found, SubmissionResult], None]) -> None:
-    """Grade ``todo`` on ``jobs`` workers; each worker owns a sandbox slot (its own sandbox user)."""
-    # One warm sandbox per worker: its interpreter imports numpy once and serves submission after
+    """Grade ``todo`` with ``jobs`` sandboxes, each in its own slot (its own sandbox user)."""
+    # One warm sandbox per job: its interpreter imports numpy once and serves submission after
     # submission, each in a fresh zygote (or, where isolation cannot keep them apart, a fresh one).
+    # A sandbox is lent only while programs run: one more thread than sandboxes checks the next
+    # submission and judges the last, so no sandbox waits for the grader in between.
     sandboxes: queue.Queue[Sandbox] = queue.Queue()
-    for slot in range(min(jobs, len(todo))):
+    count = min(jobs, len(todo))
+    for slot in range(count):
         sandboxes.put(Sandbox(slot))
     lock = threading.Lock()
 
-    def work(item: Found) -> None:
+    @contextlib.contextmanager
+    def lend() -> Iterator[Sandbox]:
         box = sandboxes.get()
         try:
-            result = grade_submission(item.path, assignment, seed=seed, visibility="all", sandbox=box)
+            yield box
         finally:
             sandboxes.put(box)
+
+    def work(item: Found) -> None:
+        result = grade_submission(item.path, assignment, seed=seed, visibility="all", lend=lend)
         with lock:  # results land one at a time: files, rows and progress stay consistent
             finished(item, result)
 
     try:
-        _drive(todo, work, jobs)
+        _drive(todo, work, count + 1 if count else 0)
     finally:
         while not sandboxes.empty():
             sandboxes.get().close()
 
 
-def _drive(todo: list[Found], work: Callable[[Found], None], jobs: int) -> None:
-    """Run ``work`` over ``todo`` on ``jobs`` threads, never more than a few submissions queued,
+def _drive(todo: list[Found], work: Callable[[Found], None], threads: int) -> None:
+    """Run ``work`` over ``todo`` on ``threads`` threads, never more than a few submissions queued,
     so the grader's memory does not grow with the class."""
+    if not todo:
+        return
     items = iter(todo)
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grader") as pool:
-        pending = {pool.submit(work, item) for item in itertools.islice(items, 2 * jobs)}
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grader") as pool:
+        pending = {pool.submit(work, item) for item in itertools.islice(items, 2 * threads)}
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)

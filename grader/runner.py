@@ -10,11 +10,12 @@ that times out or kills its zygote costs only itself: the rest run in a fresh zy
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 
 import grader
 from grader.rubric import Program, Rubric
@@ -37,23 +38,27 @@ def new_seed() -> int:
 
 
 def grade_submission(submission: str | Path, assignment: Assignment, *, seed: int | None = None,
-                     visibility: str = "public", slot: int = 0, sandbox: Sandbox | None = None) -> SubmissionResult:
+                     visibility: str = "public", slot: int = 0, sandbox: Sandbox | None = None,
+                     lend: Callable[[], ContextManager[Sandbox]] | None = None) -> SubmissionResult:
     """Grade ``submission`` on the ``visibility`` scenarios ("public" or "all") of ``assignment``.
 
     ``sandbox`` may be one started earlier (its interpreter loaded while the caller loaded the
     assignment) or one kept warm across submissions; the caller keeps it, and it is left ready
-    for the next submission. Without one, a sandbox is started and closed here. ``slot`` tells
-    parallel workers' sandboxes apart.
+    for the next submission. ``lend``, instead, lends one only while the programs run (``with
+    lend() as sandbox``): it is handed back ready for the next submission before this one is judged,
+    so a batch's sandboxes never wait for the grader. Without either, a sandbox is started and
+    closed here. ``slot`` tells parallel workers' sandboxes apart.
     """
     rubric = Rubric.of(assignment, assignment.select(visibility))
     return grade_with_loader(submission, rubric, lambda: assignment, seed=seed, visibility=visibility, slot=slot,
-                             sandbox=sandbox)
+                             sandbox=sandbox, lend=lend)
 
 
 def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[], Assignment], *,
                       seed: int | None = None, visibility: str = "public", slot: int = 0,
                       sandbox: Sandbox | None = None, started_job: Callable[[], None] = lambda: None,
-                      closing: bool = False) -> SubmissionResult:
+                      closing: bool = False, lend: Callable[[], ContextManager[Sandbox]] | None = None
+                      ) -> SubmissionResult:
     """Like :func:`grade_submission`, with the assignment still loading: ``load()`` returns it
     (blocking until it is there) and is only called when a check or an input is needed.
     ``started_job()`` is called once the sandbox has the job, the moment to start loading.
@@ -63,7 +68,6 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
     started = time.monotonic()
     submission = Path(submission)
     seed = new_seed() if seed is None else seed
-    box = sandbox or Sandbox(slot)
     inputs: dict[str, dict] = {}
 
     def inputs_for(program: Program) -> dict:
@@ -71,15 +75,15 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
             inputs[program.id] = _spec(load(), program.id).code.inputs(seed) if program.has_inputs else {}
         return inputs[program.id]
 
-    try:
-        static = inspect_submission(submission, rubric.forbidden)
-        if static.problem is not None:
-            from grader.judge import scenario_result
-            from grader.results import Feedback, Status
-            assignment = load()
-            return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
-                           [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem))
-                            for spec in assignment.select(visibility)], error=static.problem)
+    static = inspect_submission(submission, rubric.forbidden)  # in the grader: no sandbox needed yet
+    if static.problem is not None:
+        from grader.judge import scenario_result
+        from grader.results import Feedback, Status
+        assignment = load()
+        return _finish(assignment, submission, static.sha256, seed, visibility, started, (),
+                       [scenario_result(spec, Status.NOT_RUN, Feedback(static.problem))
+                        for spec in assignment.select(visibility)], error=static.problem)
+    with _sandbox_for(sandbox, lend, slot, closing) as box:
         run = _execute(box, submission, rubric, inputs_for, static, started_job)
         assignment = load()
         specs = assignment.select(visibility)
@@ -89,20 +93,37 @@ def grade_with_loader(submission: str | Path, rubric: Rubric, load: Callable[[],
             run = _execute(box, submission, rubric, inputs_for, static)
         if closing:
             box.kill_submission()  # nothing more runs in it: it dies while we judge
-        results = [_judged(spec, program, inputs_for(program), run, assignment)
-                   for spec, program in zip(specs, rubric.programs)]
-        error = run.error
-        if run.forbidden:
-            error = (f"{submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
-                     f"does not allow; the point is to write the gradients yourself")
-        return _finish(assignment, submission, static.sha256, seed, visibility, started, run.isolation,
-                       results, error=error, timings={"import": round(run.import_seconds, 6)},
-                       import_output=run.import_output or ("", ""))
-    finally:
-        if sandbox is None:
-            box.close()
-        elif not closing:
-            box.stop()
+    results = [_judged(spec, program, inputs_for(program), run, assignment)
+               for spec, program in zip(specs, rubric.programs)]
+    error = run.error
+    if run.forbidden:
+        error = (f"{submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
+                 f"does not allow; the point is to write the gradients yourself")
+    return _finish(assignment, submission, static.sha256, seed, visibility, started, run.isolation,
+                   results, error=error, timings={"import": round(run.import_seconds, 6)},
+                   import_output=run.import_output or ("", ""))
+
+
+@contextlib.contextmanager
+def _sandbox_for(sandbox: Sandbox | None, lend: Callable[[], ContextManager[Sandbox]] | None, slot: int,
+                 closing: bool) -> Iterator[Sandbox]:
+    """The sandbox to run the programs in, for as long as they run; then readied for the next
+    submission (``stop``), unless the caller closes it right after (``closing``)."""
+    if lend is not None:
+        with lend() as box:
+            try:
+                yield box
+            finally:
+                box.stop()
+    elif sandbox is not None:
+        try:
+            yield sandbox
+        finally:
+            if not closing:
+                sandbox.stop()
+    else:
+        with Sandbox(slot) as box:
+            yield box
 
 
 # --------------------------------------------------------------------------- execute
