@@ -181,8 +181,9 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
 
 def _write_junit(path: Path, results) -> None:
     from grader import atomic
-    from grader.report.junit import to_junit_xml
-    atomic.write_text(path, to_junit_xml(results))
+    from grader.report.junit import write_junit_xml
+    with atomic.replacing(path) as stream:
+        write_junit_xml(results, stream)
 
 
 class _errors_to_exit_codes:

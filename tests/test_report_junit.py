@@ -82,3 +82,26 @@ def test_xml_safe_keeps_allowed_characters():
 def test_no_results_is_an_empty_document():
     root = ET.fromstring(to_junit_xml([]))
     assert counts(root) == {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+
+def test_a_stream_of_results_is_written_one_suite_at_a_time(correct, wrong, tmp_path):
+    import tracemalloc
+
+    from grader.report.junit import write_junit_xml
+
+    path = tmp_path / "junit.xml"
+    correct, wrong = (dataclasses.replace(r, import_stdout="printed at import\n" * 300) for r in (correct, wrong))
+    tracemalloc.start()
+    try:
+        with path.open("w", encoding="utf-8") as stream:
+            write_junit_xml(((f"student{n:04d}", correct if n % 2 else wrong) for n in range(2000)), stream)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = path.stat().st_size
+    assert peak < size / 10, f"peak {peak:,} bytes while writing {size:,}: the suites were held"
+    root = ET.parse(path).getroot()
+    assert len(root.findall("testsuite")) == 2000
+    assert counts(root) == {"tests": 6000, "failures": 1000, "errors": 0, "skipped": 0}
+    suites = sum(float(suite.get("time")) for suite in root.findall("testsuite"))  # each to the ms
+    assert float(root.get("time")) == pytest.approx(suites, abs=0.001)

@@ -22,9 +22,12 @@ replaced by a visible ``\\xNN`` (or ``\\uNNNN``) so the file always parses.
 
 from __future__ import annotations
 
+import io
 import re
-from typing import Iterable
+import shutil
+import tempfile
 import xml.etree.ElementTree as ET
+from typing import Iterable, TextIO
 
 from grader.report.text import explain
 from grader.results import ScenarioResult, Status, SubmissionResult
@@ -39,12 +42,32 @@ def to_junit_xml(results: Iterable[tuple[str, SubmissionResult]]) -> str:
 
     Returns the document as text with an XML declaration; write it encoded as UTF-8.
     """
-    root = ET.Element("testsuites", name="autodiff-grader")
-    for student, result in results:
-        root.append(_suite(student, result))
-    _count(root, root.findall("testsuite"))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    text = io.StringIO()
+    write_junit_xml(results, text)
+    return text.getvalue()
+
+
+def write_junit_xml(results: Iterable[tuple[str, SubmissionResult]], stream: TextIO) -> None:
+    """Write :func:`to_junit_xml`'s document to ``stream``, holding one suite in memory at a time
+    (a batch of thousands streams its results from disk). The root's counts come before the
+    suites in the file, so the suites wait in a temporary file until all are counted."""
+    counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    seconds = 0.0
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as suites:
+        for student, result in results:
+            suite = _suite(student, result)
+            for attribute in counts:
+                counts[attribute] += int(suite.get(attribute))
+            seconds += float(suite.get("time"))
+            ET.indent(suite, level=1)
+            suites.write("  " + ET.tostring(suite, encoding="unicode") + "\n")
+        root = ET.Element("testsuites", name="autodiff-grader",
+                          **{attribute: str(count) for attribute, count in counts.items()}, time=f"{seconds:.3f}")
+        opening = ET.tostring(root, encoding="unicode", short_empty_elements=False).removesuffix("</testsuites>")
+        stream.write('<?xml version="1.0" encoding="UTF-8"?>\n' + opening + "\n")
+        suites.seek(0)
+        shutil.copyfileobj(suites, stream)
+        stream.write("</testsuites>\n")
 
 
 def xml_safe(text: str) -> str:
@@ -67,7 +90,7 @@ def _suite(student: str, result: SubmissionResult) -> ET.Element:
                              time="0.000")
         ET.SubElement(case, "error", type="ungradable", message=xml_safe(result.error)).text = \
             xml_safe(result.error)
-    _count(suite, suite.findall("testcase"), time=result.timings.get("total"))
+    _count(suite, result.timings.get("total"))
     for tag, text in (("system-out", result.import_stdout), ("system-err", result.import_stderr)):
         if text:  # printed while the submission was imported, before any scenario
             ET.SubElement(suite, tag).text = xml_safe(text)
@@ -91,12 +114,12 @@ def _case(assignment: str, scenario: ScenarioResult) -> ET.Element:
     return case
 
 
-def _count(element: ET.Element, children: list[ET.Element], time: float | None = None) -> None:
-    """Set tests/failures/errors/skipped/time on a suite (from its cases) or the root (from suites)."""
-    cases = [c for child in children for c in ([child] if child.tag == "testcase" else child.iter("testcase"))]
-    element.set("tests", str(len(cases)))
+def _count(suite: ET.Element, time: float | None) -> None:
+    """Set tests/failures/errors/skipped/time on a suite, from its cases."""
+    cases = suite.findall("testcase")
+    suite.set("tests", str(len(cases)))
     for tag, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
-        element.set(attribute, str(sum(case.find(tag) is not None for case in cases)))
+        suite.set(attribute, str(sum(case.find(tag) is not None for case in cases)))
     if time is None:
-        time = sum(float(child.get("time", 0)) for child in children)
-    element.set("time", f"{time:.3f}")
+        time = sum(float(case.get("time", 0)) for case in cases)
+    suite.set("time", f"{time:.3f}")
