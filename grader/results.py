@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 
 SCHEMA_VERSION = 1
@@ -89,10 +89,13 @@ class SubmissionResult:
         return self.error is None and all(s.passed for s in self.scenarios)
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        for scenario in data["scenarios"]:
-            scenario["status"] = scenario["status"].value
-        data["tasks"], data["isolation"] = list(data["tasks"]), list(data["isolation"])
+        # Field by field rather than dataclasses.asdict, which deep-copies every value: the values
+        # here are immutable already (timings is copied), and a batch converts one per submission.
+        data = _fields_of(self)
+        data["tasks"] = [_fields_of(task) for task in self.tasks]
+        data["scenarios"] = [{**_fields_of(scenario), "status": scenario.status.value,
+                              "feedback": _fields_of(scenario.feedback)} for scenario in self.scenarios]
+        data["isolation"], data["timings"] = list(self.isolation), dict(self.timings)
         return data
 
     @classmethod
@@ -102,3 +105,8 @@ class SubmissionResult:
             for s in data["scenarios"])
         return cls(**{**data, "scenarios": scenarios, "tasks": tuple(TaskScore(**t) for t in data["tasks"]),
                       "isolation": tuple(data["isolation"])})
+
+
+def _fields_of(record) -> dict:
+    """A dataclass instance's fields as a dict, in declaration order, values as they are."""
+    return {item.name: getattr(record, item.name) for item in fields(record)}
