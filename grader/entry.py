@@ -15,6 +15,9 @@ _early = None
 
 def main() -> None:
     global _early
+    # The grader's own numpy only computes the checks' small expected values: one BLAS thread is
+    # plenty, and starting OpenBLAS's others costs `grader check` ~5 ms (unless the user chose).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     checking = sys.argv[1:2] == ["check"] and "--help" not in sys.argv and "-h" not in sys.argv
     if checking:
         from grader.sandbox.spawn import Warden
