@@ -159,7 +159,7 @@ def _run_parallel(todo: list[Found], assignment: Assignment, seed: int, jobs: in
             finished(item, result)
 
     try:
-        _drive(todo, work, count + 1 if count else 0)
+        _drive(todo, work, count + 1)
     finally:
         while not sandboxes.empty():
             sandboxes.get().close()
