@@ -8,14 +8,22 @@ Python 3.11, ``_sha2`` from 3.12).
 
 from __future__ import annotations
 
+import functools
+
 
 def sha256(data: bytes = b""):
     """A SHA-256 hash object (``update``, ``hexdigest``), like ``hashlib.sha256(data)``."""
+    return _implementation()(data)
+
+
+@functools.cache
+def _implementation():
+    """Found once: a failed import is not cached, and a batch hashes every submission."""
     try:
-        from _sha2 import sha256 as implementation  # Python 3.12+
+        from _sha2 import sha256  # Python 3.12+
     except ImportError:
         try:
-            from _sha256 import sha256 as implementation  # Python 3.11
+            from _sha256 import sha256  # Python 3.11
         except ImportError:
-            from hashlib import sha256 as implementation
-    return implementation(data)
+            from hashlib import sha256
+    return sha256
