@@ -9,14 +9,13 @@ program it ran is the one the loaded assignment defines.
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import wire
-from grader.scenario import parse_source
+from grader import scenario_index
 from grader.spec import SPEC_FILE, Assignment, Limits, ScenarioSpec
 from grader.spec_yaml import parse
 
@@ -72,23 +71,19 @@ def read_public_rubric(directory: Path) -> Rubric | None:
     try:
         document = parse((directory / SPEC_FILE).read_text(encoding="utf-8"), str(directory / SPEC_FILE))
         text = (directory / document["scenario_file"]).read_text(encoding="utf-8")
-        tree = parse_source(text)  # the same tree the loader's scenarios use, parsed once
         source_lines = text.splitlines(keepends=True)
-        functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+        # The index the loader's scenarios use too: parsed once, or not at all when cached.
+        functions = {record["name"]: record for record in scenario_index.functions(text) if record["top"]}
         default_time = float(document.get("time_limit", 5.0))
         limits = Limits(default_time, float(document.get("import_time_limit", 10.0)),
                         int(document.get("memory_limit_mb", 1024)), int(document.get("output_limit_kb", 64)) * 1024)
         programs = []
         for index, item in enumerate(item for item in document["scenarios"]
                                      if item.get("visibility", "public") == "public"):
-            node = functions[item["id"]]
-            source = "".join(source_lines[node.lineno - 1: node.end_lineno])
+            function = functions[item["id"]]
+            source = "".join(source_lines[function["line"] - 1: function["end"]])
             programs.append(Program(index, item["id"], source, float(item.get("time_limit", default_time)),
-                                    _declares_inputs(node)))
+                                    function["inputs"]))
         return Rubric(tuple(document.get("forbidden_imports", ())), limits, tuple(programs))
     except Exception:  # noqa: BLE001 - a best-effort shortcut; the full load is the authority
         return None
-
-
-def _declares_inputs(node: ast.FunctionDef) -> bool:
-    return any(isinstance(d, ast.Call) and (d.keywords or d.args) for d in node.decorator_list)

@@ -31,7 +31,6 @@ is sent to the program and given to the check, both as keyword arguments.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
 import importlib.util
@@ -40,12 +39,10 @@ import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from grader import scenario_index
 from grader.errors import SpecError
-
-if TYPE_CHECKING:
-    import symtable
 
 # Names a program may use besides its parameters and builtins; the sandbox provides them.
 SANDBOX_GLOBALS = frozenset({"np", "attempt"})
@@ -112,39 +109,21 @@ def _program_source(program: Callable) -> tuple[str, int]:
     """The function's source from its ``def`` line on (decorators dropped), dedented."""
     import textwrap  # here, like symtable below: grader check imports this module on its way to the sandbox
     filename = inspect.getsourcefile(program)
-    lines, spans = _function_spans(filename)
+    lines, spans, _ = _function_spans(filename)
     first, last = spans[program.__code__.co_firstlineno]
     return textwrap.dedent("".join(lines[first - 1: last])), first
 
 
 @functools.lru_cache(maxsize=64)
-def _function_spans(filename: str) -> tuple[list[str], dict[int, tuple[int, int]]]:
-    """One parse per file: for each function, (first line incl. decorators) -> (def line, last line)."""
+def _function_spans(filename: str) -> tuple[list[str], dict[int, tuple[int, int]], dict[int, dict]]:
+    """One index per file (:mod:`grader.scenario_index`): its lines; for each function, (first line
+    incl. decorators) and (def line) -> (def line, last line); and each function's record by def line."""
     text = Path(filename).read_text(encoding="utf-8")
-    spans = {}
-    for node in function_definitions(parse_source(text)):
-        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        spans[start] = spans[node.lineno] = (node.lineno, node.end_lineno)
-    return text.splitlines(keepends=True), spans
-
-
-@functools.lru_cache(maxsize=8)
-def parse_source(text: str) -> ast.Module:
-    """The syntax tree of a scenario file's text, parsed once per process (never mutate it):
-    ``grader check`` reads the public programs from it before the same file is loaded."""
-    return ast.parse(text)
-
-
-def function_definitions(tree: ast.Module):
-    """Every function definition in ``tree``, nested ones too: they only sit in statement lists,
-    so expressions (most of the tree) are never walked."""
-    statements = list(tree.body)
-    while statements:
-        node = statements.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            statements.extend(getattr(node, name, ()))
+    spans, records = {}, {}
+    for record in scenario_index.functions(text):
+        spans[record["start"]] = spans[record["line"]] = (record["line"], record["end"])
+        records[record["line"]] = record
+    return text.splitlines(keepends=True), spans, records
 
 
 def load_scenarios(path: Path) -> dict[str, Scenario]:
@@ -172,22 +151,19 @@ def load_scenarios(path: Path) -> dict[str, Scenario]:
 
 def _check_self_contained(item: Scenario, path: Path) -> None:
     """A program runs alone in the sandbox: refuse any global name it would not find there."""
-    import symtable
-    table = symtable.symtable(item.source, str(path), "exec").get_children()[0]
-    params = table.get_parameters()
-    if not params:
+    record = _function_spans(item.filename)[2].get(item.lineno) if item.filename != "?" else None
+    if record is not None and record["top"] and record["name"] == item.id:
+        has_params, used = record["params"], set(record["globals"])  # its source alone, as below
+    else:  # nested in another function: analyse its source alone here
+        import symtable
+        table = symtable.symtable(item.source, str(path), "exec").get_children()[0]
+        has_params, used = bool(table.get_parameters()), scenario_index.globals_used(table)
+    if not has_params:
         raise SpecError(str(path), item.lineno, item.id,
                         "a scenario program takes the student's module as its first argument")
     allowed = SANDBOX_GLOBALS | set(dir(builtins))
-    missing = sorted(_globals_used(table) - allowed)
+    missing = sorted(used - allowed)
     if missing:
         raise SpecError(str(path), item.lineno, item.id,
                         f"the program uses {', '.join(map(repr, missing))}, which the sandbox does not have; "
                         "a program may use only its arguments, np, attempt and builtins")
-
-
-def _globals_used(table: symtable.SymbolTable) -> set[str]:
-    names = set(table.get_globals()) if table.get_type() == "function" else set()
-    for child in table.get_children():
-        names |= _globals_used(child)
-    return names

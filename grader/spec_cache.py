@@ -1,4 +1,5 @@
-"""A cache of parsed spec files, so that ``grader check`` need not import pyyaml at all.
+"""A cache of parsed spec files, so that ``grader check`` need not import pyyaml at all (and of
+scenario files' indexes, :mod:`grader.scenario_index`, so that it need not parse them either).
 
 Importing pyyaml costs ~20 ms (it compiles its scanner's and resolver's patterns), on the path from
 ``grader check`` to the sandbox's first job, for a file that almost never changes. As Python keeps
@@ -22,16 +23,14 @@ from pathlib import Path
 from grader import atomic
 from grader.spec_yaml import MarkedDict, MarkedList
 
-FORMAT = 1
+FORMAT = 2
 
 
 def load(text: str) -> MarkedDict | None:
     """The document parsed earlier from exactly ``text``, or None."""
     try:
-        stored = json.loads(_entry(text).read_text(encoding="utf-8"))
-        if stored["format"] != FORMAT or stored["yaml"] != text or stored["pyyaml"] != _pyyaml_stamp():
-            return None
-        document = _decode(stored["document"])
+        stored = recall("spec", text, _pyyaml_stamp())
+        document = None if stored is None else _decode(stored)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return document if isinstance(document, MarkedDict) else None
@@ -40,8 +39,28 @@ def load(text: str) -> MarkedDict | None:
 def store(text: str, document: MarkedDict) -> None:
     """Remember ``document`` as the parse of ``text``; silently nothing when it cannot be kept."""
     try:
-        entry = {"format": FORMAT, "pyyaml": _pyyaml_stamp(), "yaml": text, "document": _encode(document)}
-        atomic.write_text(_entry(text), json.dumps(entry, allow_nan=False), durable=False)
+        remember("spec", text, _pyyaml_stamp(), _encode(document))
+    except (OSError, TypeError):
+        pass
+
+
+def recall(kind: str, text: str, stamp: str):
+    """The JSON value remembered as the ``kind`` of exactly ``text``, made by what ``stamp``
+    names (the parser and its version); None when there is none."""
+    try:
+        stored = json.loads(_entry(text, kind).read_text(encoding="utf-8"))
+        if stored["format"] != FORMAT or stored["stamp"] != stamp or stored["text"] != text:
+            return None
+        return stored["value"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def remember(kind: str, text: str, stamp: str, value) -> None:
+    """Keep ``value`` (JSON) as the ``kind`` of ``text``; silently nothing when it cannot be kept."""
+    try:
+        entry = {"format": FORMAT, "stamp": stamp, "text": text, "value": value}
+        atomic.write_text(_entry(text, kind), json.dumps(entry, allow_nan=False), durable=False)
     except (OSError, ValueError, TypeError):
         pass
 
@@ -53,9 +72,9 @@ def folder() -> Path:
     return Path(base) / "autodiff-grader"
 
 
-def _entry(text: str) -> Path:
+def _entry(text: str, kind: str = "spec") -> Path:
     data = text.encode("utf-8")
-    return folder() / f"spec-{zlib.crc32(data):08x}-{len(data)}.json"  # a clash only costs a parse
+    return folder() / f"{kind}-{zlib.crc32(data):08x}-{len(data)}.json"  # a clash only costs a parse
 
 
 def _pyyaml_stamp() -> str:

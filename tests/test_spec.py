@@ -104,6 +104,16 @@ def test_program_using_a_name_the_sandbox_lacks(spec_dir):
     assert "scenarios.py:" in message and "square_values: the program uses 'random_x'" in message
 
 
+def test_a_name_in_an_annotation_counts_even_under_future_annotations(spec_dir):
+    # The sandbox compiles the program alone, without the file's __future__ import: the annotation
+    # of a function defined inside the program is evaluated there, so its name must exist there.
+    edit(spec_dir, '"""Scenarios', 'from __future__ import annotations\n"""Scenarios', "scenarios.py")
+    edit(spec_dir, '    return {"y": sq.square(x)}',
+         '    def helper(value: Helper):\n        return value\n    return {"y": sq.square(helper(x))}',
+         "scenarios.py")
+    assert "square_values: the program uses 'Helper'" in error_of(spec_dir)
+
+
 def test_scenario_without_a_check(spec_dir):
     edit(spec_dir, "@grad_values.check\n", "", "scenarios.py")
     assert "scenario 'grad_values' has no check" in error_of(spec_dir)
