@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sandbox import wire
 from grader import scenario_index
+from grader.sandbox import wire
 from grader.spec import SPEC_FILE, Assignment, Limits, ScenarioSpec
 from grader.spec_yaml import parse
 

@@ -109,15 +109,16 @@ def _program_source(program: Callable) -> tuple[str, int]:
     """The function's source from its ``def`` line on (decorators dropped), dedented."""
     import textwrap  # here, like symtable below: grader check imports this module on its way to the sandbox
     filename = inspect.getsourcefile(program)
-    lines, spans, _ = _function_spans(filename)
+    lines, spans, _ = _scenario_file(filename)
     first, last = spans[program.__code__.co_firstlineno]
     return textwrap.dedent("".join(lines[first - 1: last])), first
 
 
 @functools.lru_cache(maxsize=64)
-def _function_spans(filename: str) -> tuple[list[str], dict[int, tuple[int, int]], dict[int, dict]]:
-    """One index per file (:mod:`grader.scenario_index`): its lines; for each function, (first line
-    incl. decorators) and (def line) -> (def line, last line); and each function's record by def line."""
+def _scenario_file(filename: str) -> tuple[list[str], dict[int, tuple[int, int]], dict[int, dict]]:
+    """A scenario file, indexed once per process (:mod:`grader.scenario_index`): its lines; for each
+    function, (first line incl. decorators) and (def line) -> (def line, last line); and each
+    function's record by its def line."""
     text = Path(filename).read_text(encoding="utf-8")
     spans, records = {}, {}
     for record in scenario_index.functions(text):
@@ -151,7 +152,7 @@ def load_scenarios(path: Path) -> dict[str, Scenario]:
 
 def _check_self_contained(item: Scenario, path: Path) -> None:
     """A program runs alone in the sandbox: refuse any global name it would not find there."""
-    record = _function_spans(item.filename)[2].get(item.lineno) if item.filename != "?" else None
+    record = _scenario_file(item.filename)[2].get(item.lineno) if item.filename != "?" else None
     if record is not None and record["top"] and record["name"] == item.id:
         has_params, used = record["params"], set(record["globals"])  # its source alone, as below
     else:  # nested in another function: analyse its source alone here
