@@ -80,6 +80,8 @@ def test_exception_is_an_error_with_the_students_frames_only(mini, tmp_path):
     trace = errored.feedback.traceback
     assert 'File "squares.py"' in trace and "<scenario square_values>" in trace
     assert "child.py" not in trace and "grader" not in trace
+    # The program's own frame shows its line, as the student reads it in scenarios.py.
+    assert '"<scenario square_values>", line 2, in square_values\n    return {"y": sq.square(x)}' in trace
 
 
 def test_a_traceback_shows_the_students_lines_wherever_their_code_went(mini, tmp_path):

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from grader.sandbox.wire import (MAX_DEPTH, FrameReader, Opaque, ProtocolError, Raised, decode, encode, frame,
-                                 raised_record)
+from grader.sandbox.wire import (MAX_DEPTH, FrameReader, Opaque, ProtocolError, Raised, decode, decode_inputs,
+                                 encode, frame, raised_record)
 
 
 def roundtrip(value):
@@ -27,6 +27,18 @@ def test_arrays_roundtrip_as_float64_copies_with_shape():
     assert isinstance(back, np.ndarray) and back.dtype == np.float64 and back.shape == (2, 3)
     assert np.array_equal(back, array)
     assert roundtrip(np.array(2.0)).shape == ()
+
+
+def test_inputs_decode_from_the_parsed_command_as_from_bytes():
+    # The sandbox gets a scenario's inputs inside the grader's command, already parsed.
+    inputs = {"x": np.arange(4.0), "k": 3, "bad": math.inf, "rows": [np.eye(2)]}
+    parsed = json.loads(json.dumps(encode(inputs), allow_nan=False))
+    back = decode_inputs(parsed)
+    assert back["k"] == 3 and back["bad"] == math.inf
+    assert isinstance(back["x"], np.ndarray) and np.array_equal(back["x"], inputs["x"])
+    assert np.array_equal(back["rows"][0], np.eye(2))
+    with pytest.raises(ProtocolError):
+        decode_inputs({"x": {"__ndarray__": {"dtype": "object", "shape": [1], "data": [1]}}})
 
 
 def test_non_finite_floats_are_tagged_not_literal():

@@ -215,6 +215,9 @@ def zygote(config, job):
         # (the grader queues the next command early: it waits in the pipe, not in this process),
         # prepared here (warm, so the fork pays no copy-on-write for it) and dropped once forked: no
         # program sits in sandbox memory before it runs, hidden ones included.
+        # This loop is kept lean: every fork write-protects all of this process's memory, so each
+        # page it writes afterwards costs a page fault (formatting the exit report by hand, and
+        # leaving empty inputs and the traceback lines alone, took a third of them away).
         command = _receive(fds["job"])
         if command is None:
             os._exit(0)
@@ -223,23 +226,32 @@ def zygote(config, job):
         pid = os.fork()
         if pid == 0:
             _run_scenario(item, module, fds, command["channel"], job["submission"])  # never returns
-        linecache.cache.pop(item["name"], None)
         del command, item
         _, status = os.waitpid(pid, 0)
-        how = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)})
-        _send(results, {"kind": "exit", "index": index, **how})
+        _report_exit(results, index, status)
 
 
 def _prepare(item):
     """Load a program (compiled by the grader) and decode its inputs; each fork gets its own
-    copy-on-write view, so nothing one scenario changes reaches another."""
-    item["name"] = name = f"<scenario {item['id']}>"
-    linecache.cache[name] = (len(item["source"]), None, item["source"].splitlines(True), name)
+    copy-on-write view, so nothing one scenario changes reaches another. (Its source is kept for
+    a traceback's lines, registered only if one is needed: see _student_traceback.)"""
     namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
     exec(wire.unpack_code(item["code"]), namespace)  # compiled by the grader, once per batch
     item["program"] = namespace[item["function"]]
-    item["inputs"] = wire.decode(json.dumps(item["inputs"]).encode())
+    item["inputs"] = wire.decode_inputs(item["inputs"]) if item["inputs"] else {}
     return item
+
+
+def _report_exit(results, index, status):
+    """Tell the grader how scenario ``index``'s process ended (its wait ``status``). Formatted by
+    hand, not through json: see the loop in zygote()."""
+    if os.WIFSIGNALED(status):
+        body = b'{"kind":"exit","index":%d,"signal":%d}' % (index, os.WTERMSIG(status))
+    else:
+        body = b'{"kind":"exit","index":%d,"code":%d}' % (index, os.WEXITSTATUS(status))
+    data = wire.HEADER.pack(len(body)) + body
+    while data:
+        data = data[os.write(results, data):]
 
 
 def _isolate(job):
@@ -401,7 +413,7 @@ def _run_scenario(item, module, fds, channel, submission):
         message = {"kind": "result", "index": item["index"], "observations": wire.encode(observed)}
     except BaseException as error:  # SystemExit, KeyboardInterrupt... are the student's errors too
         message = {"kind": "result", "index": item["index"],
-                   "error": wire.raised_record(error, _student_traceback(error, submission))}
+                   "error": wire.raised_record(error, _student_traceback(error, submission, item))}
     _flush_std()
     try:
         _send(results, message)
@@ -410,8 +422,12 @@ def _run_scenario(item, module, fds, channel, submission):
     os._exit(0)
 
 
-def _student_traceback(error, submission):
-    """The traceback cut to the scenario program's and the student's frames, paths shortened."""
+def _student_traceback(error, submission, program=None):
+    """The traceback cut to the scenario program's and the student's frames, paths shortened;
+    ``program`` (a prepared command's scenario) supplies the lines of its own frames."""
+    if program is not None:
+        filename = f"<scenario {program['id']}>"  # as the grader compiled it (rubric.compiled_program)
+        linecache.cache[filename] = (len(program["source"]), None, program["source"].splitlines(True), filename)
     name = os.path.basename(submission)  # the grader compiles the submission under its name
     frames = [frame for frame in traceback.extract_tb(error.__traceback__)
               if frame.filename in (submission, name) or frame.filename.startswith("<scenario ")]

@@ -272,7 +272,7 @@ def decode(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES, numpy_now: bool = Tr
     if len(body) > max_bytes:
         raise ProtocolError(f"a message of {len(body):,} bytes (the limit is {max_bytes:,})")
     try:
-        raw = json.loads(body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+        raw = _strict_json().decode(body.decode("utf-8"))
     except ProtocolError:
         raise
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -281,6 +281,18 @@ def decode(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES, numpy_now: bool = Tr
         raise ProtocolError("the message is nested too deeply or holds a number too large") from None
     decoded = _Decoder().value(raw, 0)
     return materialize(decoded) if numpy_now else decoded
+
+
+def decode_inputs(raw):
+    """A scenario's inputs as the sandbox gets them: :func:`encode`'s output, already parsed from
+    the grader's (trusted) command, with its arrays rebuilt. Checked as :func:`decode` checks."""
+    return materialize(_Decoder().value(raw, 0))
+
+
+@functools.lru_cache(maxsize=None)
+def _strict_json() -> json.JSONDecoder:
+    """What ``json.loads(text, parse_constant=..., parse_float=...)`` would build on every call."""
+    return json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _reject_constant(name: str):
