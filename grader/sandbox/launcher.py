@@ -479,16 +479,19 @@ class Sandbox:
         return default + (f" (killed by signal {-code})" if code < 0 else f" (exit code {code})")
 
 
+# The messages a sandbox may send, and the fields each must have (of these types).
+_SHAPES = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": wire.Raised},
+           "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
+
+
 def _checked_envelope(message) -> dict:
     """Accept only the message shapes the sandbox may send; anything else is a protocol error."""
     if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
         raise wire.ProtocolError("a message must be an object with a kind")
     kind = message["kind"]
-    shapes = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": wire.Raised},
-              "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
-    if kind not in shapes:
+    if kind not in _SHAPES:
         raise wire.ProtocolError(f"unknown message kind {kind[:40]!r}")
-    for name, kind_of in shapes[kind].items():
+    for name, kind_of in _SHAPES[kind].items():
         if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
             raise wire.ProtocolError(f"a {kind} message needs {name}")
     if kind == "result":
