@@ -4,6 +4,7 @@ The reference solution earns 100/100, the untouched stub 0 with "not implemented
 fixture (made by tests/fixtures/make_buggy.py, one planted bug each) fails exactly the scenarios listed below with the
 misconception named, and the randomized scenarios reject an answer computed for other inputs.
 """
+import ast
 import importlib.util
 import json
 from pathlib import Path
@@ -117,6 +118,24 @@ def test_exercise_folder_reveals_no_hidden_scenario(assignment):
     for spec in assignment.scenarios:
         if spec.visibility == "hidden":
             assert spec.id not in public_text
+
+
+def _sentences(path):
+    """The module-level string constants of a scenario file (its misconception sentences), read with ast."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.targets[0].id: node.value.value for node in tree.body
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+
+
+def test_a_misconception_reads_the_same_in_public_and_hidden_scenarios():
+    # The hidden file cannot import the public one (they live apart), so each keeps its own copy of a
+    # shared sentence: a student must not be told one thing by `grader check` and another by the grade.
+    public = _sentences(ROOT / "exercises" / "autodiff" / "scenarios.py")
+    hidden = _sentences(ROOT / "solutions" / "autodiff" / "hidden_scenarios.py")
+    shared = public.keys() & hidden.keys()
+    assert len(shared) >= 10
+    assert {name: hidden[name] for name in shared if hidden[name] != public[name]} == {}
 
 
 def test_stub_scores_zero_with_not_implemented(assignment):

@@ -10,7 +10,8 @@ from grader.expect import expect, expect_close, expect_equal, expect_none, expec
 from grader.sandbox.wire import Raised
 from grader.scenario import attempt, scenario  # noqa: F401  (attempt is what the programs call)
 
-# The sentences match the public scenarios' (exercises/autodiff/scenarios.py) where the misconception is the same.
+# The sentences match the public scenarios' (exercises/autodiff/scenarios.py) where the misconception is the same
+# (tests/test_assignment_content.py holds them to it).
 FLOWED_THROUGH_DETACH = ("gradient flowed through the detached value: detach()/stop_gradient returned y itself, "
                          "or a copy that still remembers how y was made, so dz/dx came out as 3x² instead of u")
 Y_GRAPH_FREED = ("y's graph was gone after the first backward(): detach() returned y or a copy sharing y's "
@@ -34,8 +35,8 @@ ACCUMULATED = ("the persistent tape's answers grow from call to call: each gradi
                "afresh (no accumulation across calls)")
 LIST_IS_MANY_CALLS = ("one gradient() call with a list of sources was counted as several calls; a list of "
                       "sources is one call")
-RELEASED_TOO_EARLY = ("the non-persistent tape released its records before serving its one call, so the first "
-                      "gradient() found nothing (None)")
+RELEASED_TOO_EARLY = ("the tape had nothing left at its first gradient() call: it released or cleared its "
+                      "records too early (before serving its one call, or when its with-block ended)")
 TAPE_FREED_BACKWARD = ("releasing the tape freed the records backward() needs; a tape releases only its own "
                        "list of records")
 TAPE_TOUCHED_GRAD = "tape.gradient() wrote into .grad; it must neither read nor change .grad"
