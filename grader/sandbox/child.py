@@ -54,7 +54,10 @@ def attempt(action):
 # --------------------------------------------------------------------------- plumbing
 
 def _send(fd, message):
-    data = wire.frame(message)
+    _write_all(fd, wire.frame(message))
+
+
+def _write_all(fd, data):
     while data:
         data = data[os.write(fd, data):]
 
@@ -249,9 +252,7 @@ def _report_exit(results, index, status):
         body = b'{"kind":"exit","index":%d,"signal":%d}' % (index, os.WTERMSIG(status))
     else:
         body = b'{"kind":"exit","index":%d,"code":%d}' % (index, os.WEXITSTATUS(status))
-    data = wire.HEADER.pack(len(body)) + body
-    while data:
-        data = data[os.write(results, data):]
+    _write_all(results, wire.HEADER.pack(len(body)) + body)
 
 
 def _isolate(job):
@@ -426,7 +427,7 @@ def _student_traceback(error, submission, program=None):
     """The traceback cut to the scenario program's and the student's frames, paths shortened;
     ``program`` (a prepared command's scenario) supplies the lines of its own frames."""
     if program is not None:
-        filename = f"<scenario {program['id']}>"  # as the grader compiled it (rubric.compiled_program)
+        filename = program["program"].__code__.co_filename  # the name the grader compiled it under
         linecache.cache[filename] = (len(program["source"]), None, program["source"].splitlines(True), filename)
     name = os.path.basename(submission)  # the grader compiles the submission under its name
     frames = [frame for frame in traceback.extract_tb(error.__traceback__)
