@@ -228,7 +228,10 @@ def zygote(config, job):
         _flush_std()
         pid = os.fork()
         if pid == 0:
-            _run_scenario(item, module, fds, command["channel"], job["submission"])  # never returns
+            try:
+                _run_scenario(item, module, fds, command["channel"], job["submission"])  # never returns...
+            finally:  # ...even when student code broke its error report: never back into this loop
+                os._exit(1)
         del command, item
         _, status = os.waitpid(pid, 0)
         _report_exit(results, index, status)

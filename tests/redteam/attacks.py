@@ -452,6 +452,13 @@ SNOOPING = [
                 print(obj["scenarios"])
         raise NotImplementedError("Task 1: implement Tensor.detach")
         """),
+    Attack("sabotaged_run_record", "snooping", "detach", ONCE + """
+        import gc   # break the sandbox's own record of this run, so that reporting the error below fails too
+        for obj in gc.get_objects():
+            if isinstance(obj, dict) and {"program", "inputs", "index"} <= set(obj):
+                obj.clear()
+        raise RuntimeError("after the sabotage")
+        """),
     Attack("frame_snooping", "snooping", "detach", """
         import inspect, sys
         frame = sys._getframe()

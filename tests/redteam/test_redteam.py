@@ -63,6 +63,15 @@ def test_the_queued_command_reader_did_read_the_queue(graded):
     assert last_public == "engine_d2l_control_flow", "the attack must fire in the last public scenario to run"
 
 
+def test_a_scenario_process_ends_even_when_its_own_error_report_fails(graded):
+    # sabotaged_run_record empties the record the sandbox keeps of the run, then raises: reporting that
+    # error fails in turn. The process must end there, not fall back into the sandbox's loop it was
+    # forked from (whose code would then run, and print its traceback, in the student's process).
+    scenario = {s.id: s for s in graded["sabotaged_run_record"].library.scenarios}["d2l_detach_dz_dx"]
+    assert scenario.status == "crashed" and "(code 1)" in scenario.feedback.summary, scenario.feedback.summary
+    assert "child.py" not in scenario.feedback.stderr + scenario.feedback.stdout
+
+
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
 def test_attack_earns_nothing_through_grader_check(graded, arena, attack):
     run = graded[attack.id]
