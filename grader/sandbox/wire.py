@@ -272,7 +272,7 @@ def decode(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES, numpy_now: bool = Tr
     if len(body) > max_bytes:
         raise ProtocolError(f"a message of {len(body):,} bytes (the limit is {max_bytes:,})")
     try:
-        raw = _strict_json().decode(body.decode("utf-8"))
+        raw = _STRICT_JSON.decode(body.decode("utf-8"))
     except ProtocolError:
         raise
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -289,12 +289,6 @@ def decode_inputs(raw):
     return materialize(_Decoder().value(raw, 0))
 
 
-@functools.lru_cache(maxsize=None)
-def _strict_json() -> json.JSONDecoder:
-    """What ``json.loads(text, parse_constant=..., parse_float=...)`` would build on every call."""
-    return json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-
-
 def _reject_constant(name: str):
     raise ProtocolError(f"{name} is not JSON; non-finite numbers must be tagged")
 
@@ -304,6 +298,10 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):
         raise ProtocolError(f"the number {text[:40]} overflows a float")
     return number
+
+
+# One decoder for every message (json.loads with these hooks would build one per call).
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 class _Decoder:
