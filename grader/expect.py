@@ -103,8 +103,16 @@ def _is_numeric(value) -> bool:
 
 
 def _close(got, expected: np.ndarray, rtol: float, atol: float) -> bool:
+    """Every value of ``got`` finite and within ``atol + rtol * |expected|`` of ``expected``.
+
+    numpy.allclose's test, written out: it costs a quarter of allclose's time on the small arrays a
+    check compares, and a batch compares thousands. As in allclose, a non-finite expected value is
+    close only to itself, which a finite ``got`` never is; a difference that overflows (1e308 against
+    -1e308) is simply not close, without allclose's RuntimeWarning."""
     got = np.asarray(got, dtype=float)
-    return bool(np.all(np.isfinite(got)) and np.allclose(got, expected, rtol=rtol, atol=atol))
+    with np.errstate(over="ignore", invalid="ignore"):
+        within = np.abs(got - expected) <= atol + rtol * np.abs(expected)
+    return bool((within & np.isfinite(got) & np.isfinite(expected)).all())
 
 
 def is_zeros(value) -> bool:
