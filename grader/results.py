@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, fields
 from enum import Enum
 
@@ -109,4 +110,9 @@ class SubmissionResult:
 
 def _fields_of(record) -> dict:
     """A dataclass instance's fields as a dict, in declaration order, values as they are."""
-    return {item.name: getattr(record, item.name) for item in fields(record)}
+    return {name: getattr(record, name) for name in _field_names(type(record))}
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(item.name for item in fields(kind))
