@@ -118,3 +118,27 @@ def test_an_oversize_frame_is_reported_and_skipped():
     out = reader.feed(huge[:50]) + reader.feed(huge[50:] + frame({"ok": True}))
     assert isinstance(out[0], ProtocolError)
     assert json.loads(out[1]) == {"ok": True}
+
+
+@pytest.mark.parametrize("dtype, travels_as", [
+    ("float64", "float64"), (">f8", "float64"), ("int64", "int64"), (">i8", "int64"), ("bool", "bool"),
+    ("float32", None), ("float16", None), ("longdouble", None), ("complex128", None), ("int32", None),
+    ("uint64", None), ("uint8", None), ("object", None), ("U3", None), ("datetime64[s]", None)])
+def test_only_float64_int64_and_bool_arrays_travel_as_arrays(dtype, travels_as):
+    array = np.zeros(3, dtype=dtype)
+    encoded = encode(array)
+    if travels_as is None:
+        assert set(encoded) == {"__opaque__"} and f"dtype {array.dtype}" in encoded["__opaque__"]["repr"]
+    else:
+        assert encoded["__ndarray__"]["dtype"] == travels_as
+        back = roundtrip(array)
+        assert back.dtype == travels_as and np.array_equal(back, array.astype(travels_as))
+
+
+def test_a_frame_is_compact_strict_json_behind_its_length():
+    data = frame({"kind": "result", "index": 3, "observations": [1.5, "é"]})
+    body = data[4:]
+    assert int.from_bytes(data[:4], "big") == len(body)
+    assert body == '{"kind":"result","index":3,"observations":[1.5,"\\u00e9"]}'.encode()
+    with pytest.raises(ValueError):
+        frame({"observations": math.nan})
