@@ -72,7 +72,11 @@ def _receive(fd):
 
 
 def _read_exactly(fd, size):
-    chunks, remaining = [], size
+    """``size`` bytes from ``fd``, or None at end of file before them."""
+    data = os.read(fd, size) if size else b""
+    if len(data) == size:  # the usual case: all of it in one read, nothing to join
+        return data
+    chunks, remaining = [data], size - len(data)
     while remaining:
         chunk = os.read(fd, remaining)
         if not chunk:
