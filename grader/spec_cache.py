@@ -72,7 +72,7 @@ def folder() -> Path:
     return Path(base) / "autodiff-grader"
 
 
-def _entry(text: str, kind: str = "spec") -> Path:
+def _entry(text: str, kind: str) -> Path:
     data = text.encode("utf-8")
     return folder() / f"{kind}-{zlib.crc32(data):08x}-{len(data)}.json"  # a clash only costs a parse
 

@@ -57,14 +57,15 @@ def test_the_cache_never_answers_for_another_text(cache):
     parse("id: one\n", "a.yaml")
     assert parse("id: two\n", "a.yaml") == {"id": "two"}
     # Even when another text's entry sits where this text's would (a clash of the file name's hash):
-    cache.joinpath(spec_cache._entry("id: three\n").name).write_text(spec_cache._entry("id: one\n").read_text())
+    other = spec_cache._entry("id: one\n", "spec").read_text()
+    cache.joinpath(spec_cache._entry("id: three\n", "spec").name).write_text(other)
     assert parse("id: three\n", "a.yaml") == {"id": "three"}
 
 
 @pytest.mark.parametrize("damage", ["", "{", '{"format": 1}', "[]", "null"])
 def test_a_damaged_entry_only_costs_a_parse(cache, damage):
     parse("id: one\nlist: [1, 2]\n", "a.yaml")
-    spec_cache._entry("id: one\nlist: [1, 2]\n").write_text(damage)
+    spec_cache._entry("id: one\nlist: [1, 2]\n", "spec").write_text(damage)
     document = parse("id: one\nlist: [1, 2]\n", "a.yaml")
     assert document == {"id": "one", "list": [1, 2]} and document.lines == {"id": 1, "list": 2}
 
