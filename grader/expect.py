@@ -6,7 +6,7 @@ what was expected, what came back, and, when the value is a known wrong answer, 
 misconception it signals. ``wrong`` maps a misconception (a sentence for the student) to the
 wrong answer it produces: a value, or a predicate over the observed value.
 
-Observed values are plain data from :mod:`grader.sandbox.wire`: never trust their type.
+Observed values are plain data and the records of :mod:`grader.values`: never trust their type.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from grader.sandbox.wire import Opaque, Raised
+from grader.values import Opaque, Raised
 
 WrongAnswers = Mapping[str, Any]
 

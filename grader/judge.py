@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import signal
 
+from grader.outcomes import RunOutcome
 from grader.results import Feedback, ScenarioResult, Status
-from grader.sandbox.launcher import RunOutcome
-from grader.sandbox import wire
-from grader.sandbox.wire import Raised
 from grader.spec import ScenarioSpec
+from grader.values import Raised, materialize
 
 _CPU_SIGNALS = {signal.SIGXCPU}
 
@@ -47,7 +46,7 @@ def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: i
 def _checked(spec: ScenarioSpec, inputs: dict, observations) -> tuple[Status, Feedback]:
     from grader.expect import Mismatch  # numpy: only once there is something to judge
     try:
-        spec.code.check_fn(wire.materialize(observations), **inputs)
+        spec.code.check_fn(materialize(observations), **inputs)
     except Mismatch as miss:
         return Status.FAILED, Feedback(f"{miss.what}: expected {miss.expected}, got {miss.got}", what=miss.what,
                                        expected=miss.expected, got=miss.got, misconception=miss.misconception)

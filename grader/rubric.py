@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import scenario_index
-from grader.sandbox import wire
+from grader.sandbox.framing import pack_code
 from grader.spec import SPEC_FILE, Assignment, Limits, ScenarioSpec
 from grader.spec_yaml import parse
 
@@ -32,7 +32,7 @@ class Program:
     hidden: bool = False
 
     def payload(self, encoded_inputs) -> dict:
-        """The run command's scenario (inputs already encoded for the wire): the program compiled
+        """The run command's scenario (inputs already encoded): the program compiled
         (its source goes too, for the lines of its tracebacks)."""
         return {"index": self.index, "id": self.id, "function": self.id, "source": self.source,
                 "code": compiled_program(self.id, self.source), "inputs": encoded_inputs,
@@ -43,7 +43,7 @@ class Program:
 def compiled_program(scenario_id: str, source: str) -> str:
     """A program's code for the sandbox, compiled once per process, not once per run: a batch
     runs the same programs for every submission. Its file name is what tracebacks show."""
-    return wire.pack_code(compile(source, f"<scenario {scenario_id}>", "exec", dont_inherit=True, optimize=0))
+    return pack_code(compile(source, f"<scenario {scenario_id}>", "exec", dont_inherit=True, optimize=0))
 
 
 @dataclass(frozen=True)

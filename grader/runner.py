@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 
 import grader
 from grader.rubric import Program, Rubric
-from grader.sandbox import wire
-from grader.sandbox.launcher import ImportOutcome, RunOutcome, Sandbox
+from grader.outcomes import ImportOutcome, RunOutcome
+from grader.sandbox.encoding import encode
+from grader.sandbox.launcher import Sandbox
 from grader.spec import Assignment
 from grader.submission import StaticReport, inspect_submission
 
@@ -165,7 +166,7 @@ def _execute(box: Sandbox, submission: Path, rubric: Rubric, inputs_for: Callabl
         if run.import_output is None:
             run.import_output = (imported.stdout, imported.stderr)
         for hidden in (False, True):
-            commands = ((program.index, program.time_limit, program.payload(wire.encode(inputs_for(program))))
+            commands = ((program.index, program.time_limit, program.payload(encode(inputs_for(program))))
                         for program in queue[position:] if program.hidden == hidden)
             for index, outcome in box.run_all(commands):
                 run.outcomes[index] = outcome

@@ -55,7 +55,7 @@ def attempt(action: Callable[[], Any]):
 
         second = attempt(lambda: tape.gradient(y, x))
 
-    In the grader the record arrives as :class:`grader.sandbox.wire.Raised`. Only ``Exception``
+    In the grader the record arrives as :class:`grader.values.Raised`. Only ``Exception``
     subclasses are caught: ``SystemExit`` and friends end the scenario as they should.
     (The sandbox child defines its own identical helper; this one serves authoring and tests.)
     """

@@ -14,7 +14,8 @@ import pytest
 from grader import grade_submission, load_assignment
 from grader.expect import Mismatch
 from grader.results import Status
-from grader.sandbox import wire
+from grader.sandbox.decoding import decode
+from grader.sandbox.encoding import encode
 
 from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
 
@@ -183,8 +184,8 @@ def test_randomized_scenarios_reject_answers_for_other_inputs(assignment):
     for spec in randomized:
         first, second = spec.code.inputs(1), spec.code.inputs(2)
         assert spec.code.inputs(1).keys() == first.keys()
-        # as the grader would receive it: through the wire's encoding (exceptions become Raised records)
-        observed = wire.decode(json.dumps(wire.encode(spec.code.program(reference, **first))).encode())
+        # as the grader would receive it: through the sandbox's encoding (exceptions become Raised records)
+        observed = decode(json.dumps(encode(spec.code.program(reference, **first))).encode())
         spec.code.check_fn(observed, **first)                  # right for its own inputs
         with pytest.raises(Mismatch):
             spec.code.check_fn(observed, **second)             # wrong for the other seed's

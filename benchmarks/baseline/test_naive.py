@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import wire
+from grader.sandbox.decoding import decode
+from grader.sandbox.encoding import encode
 from grader.spec import load_assignment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,5 +37,5 @@ def test_scenario(submission, scenario):
     inputs = scenario.code.inputs(1)
     observed = scenario.code.program(submission, **inputs)
     # The same plain data the grader would judge: exceptions become records, arrays copies.
-    got = wire.decode(json.dumps(wire.encode(observed)).encode())
+    got = decode(json.dumps(encode(observed)).encode())
     scenario.code.check_fn(got, **inputs)

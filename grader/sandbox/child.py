@@ -35,9 +35,10 @@ import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import landlock  # noqa: E402  (sibling modules, imported by path)
+import encoding  # noqa: E402  (sibling modules, imported by path)
+import framing  # noqa: E402
+import landlock  # noqa: E402
 import proctree  # noqa: E402
-import wire  # noqa: E402
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_DUMPABLE = 4
@@ -54,7 +55,7 @@ def attempt(action):
 # --------------------------------------------------------------------------- plumbing
 
 def _send(fd, message):
-    _write_all(fd, wire.frame(message))
+    _write_all(fd, framing.frame(message))
 
 
 def _write_all(fd, data):
@@ -64,10 +65,10 @@ def _write_all(fd, data):
 
 def _receive(fd):
     """One framed message from the grader (trusted), or None at end of file."""
-    header = _read_exactly(fd, wire.HEADER.size)
+    header = _read_exactly(fd, framing.HEADER.size)
     if header is None:
         return None
-    body = _read_exactly(fd, wire.HEADER.unpack(header)[0])
+    body = _read_exactly(fd, framing.HEADER.unpack(header)[0])
     return None if body is None else json.loads(body)
 
 
@@ -246,9 +247,9 @@ def _prepare(item):
     copy-on-write view, so nothing one scenario changes reaches another. (Its source is kept for
     a traceback's lines, registered only if one is needed: see _student_traceback.)"""
     namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
-    exec(wire.unpack_code(item["code"]), namespace)  # compiled by the grader, once per batch
+    exec(framing.unpack_code(item["code"]), namespace)  # compiled by the grader, once per batch
     item["program"] = namespace[item["function"]]
-    item["inputs"] = wire.decode_inputs(item["inputs"]) if item["inputs"] else {}
+    item["inputs"] = encoding.decode_inputs(item["inputs"]) if item["inputs"] else {}
     return item
 
 
@@ -259,7 +260,7 @@ def _report_exit(results, index, status):
         body = b'{"kind":"exit","index":%d,"signal":%d}' % (index, os.WTERMSIG(status))
     else:
         body = b'{"kind":"exit","index":%d,"code":%d}' % (index, os.WEXITSTATUS(status))
-    _write_all(results, wire.HEADER.pack(len(body)) + body)
+    _write_all(results, framing.HEADER.pack(len(body)) + body)
 
 
 def _isolate(job):
@@ -380,11 +381,11 @@ def _import_submission(job, results):
         sys.modules[name] = module
         if "code" in job:  # compiled by the grader from these very bytes: run it as exec_module would
             # (tracebacks still show its lines: linecache asks the module's loader, by full path)
-            exec(wire.unpack_code(job["code"]), module.__dict__)
+            exec(framing.unpack_code(job["code"]), module.__dict__)
         else:
             spec.loader.exec_module(module)
     except BaseException as error:  # SystemExit at import is an import failure too
-        _send(results, {"kind": "import_error", "error": wire.raised_record(error, _student_traceback(error, path))})
+        _send(results, {"kind": "import_error", "error": encoding.raised_record(error, _student_traceback(error, path))})
         _flush_std()
         os._exit(0)
     _send(results, {"kind": "ready"})
@@ -418,15 +419,15 @@ def _run_scenario(item, module, fds, channel, submission):
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     try:
         observed = item["program"](module, **item["inputs"])
-        message = {"kind": "result", "index": item["index"], "observations": wire.encode(observed)}
+        message = {"kind": "result", "index": item["index"], "observations": encoding.encode(observed)}
     except BaseException as error:  # SystemExit, KeyboardInterrupt... are the student's errors too
         message = {"kind": "result", "index": item["index"],
-                   "error": wire.raised_record(error, _student_traceback(error, submission, item))}
+                   "error": encoding.raised_record(error, _student_traceback(error, submission, item))}
     _flush_std()
     try:
         _send(results, message)
     except BaseException as error:  # an observation JSON cannot hold after all
-        _send(results, {"kind": "result", "index": item["index"], "error": wire.raised_record(error)})
+        _send(results, {"kind": "result", "index": item["index"], "error": encoding.raised_record(error)})
     os._exit(0)
 
 

@@ -21,7 +21,12 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from grader.sandbox import proctree, wire
+from grader.outcomes import ImportOutcome, RunOutcome
+from grader.sandbox import proctree
+from grader.sandbox.decoding import decode
+from grader.sandbox.framing import FrameReader, ProtocolError, frame, pack_code
+from grader.sandbox.safe_text import printable
+from grader.values import Raised
 from grader.sandbox.spawn import Warden
 
 if TYPE_CHECKING:
@@ -45,19 +50,8 @@ class Capture:
         self.dropped += max(len(chunk) - max(room, 0), 0)
 
     def text(self) -> str:
-        text = wire.printable(self.data.decode("utf-8", errors="replace"))
+        text = printable(self.data.decode("utf-8", errors="replace"))
         return text + (f"\n... [{self.dropped:,} more bytes not shown]" if self.dropped else "")
-
-
-@dataclass
-class ImportOutcome:
-    ok: bool
-    error: wire.Raised | None = None   # the exception the student's module raised at import
-    problem: str | None = None         # timeout, crash, protocol: in the grader's words
-    timed_out: bool = False
-    stdout: str = ""
-    stderr: str = ""
-    duration: float = 0.0
 
 
 @dataclass
@@ -68,22 +62,6 @@ class _Queued:
     seconds: float
     channel: int
     written: float
-
-
-@dataclass
-class RunOutcome:
-    """What one scenario run produced. Untrusted content, trusted framing."""
-
-    observations: object = None
-    error: wire.Raised | None = None   # the program raised (student code, as far as we know)
-    has_result: bool = False
-    problem: str | None = None         # malformed, oversize or duplicate message
-    exit: dict | None = None           # {"code": n} or {"signal": n}, as the zygote reported it
-    timed_out: bool = False
-    sandbox_died: bool = False
-    stdout: str = ""
-    stderr: str = ""
-    duration: float = 0.0
 
 
 class Sandbox:
@@ -110,7 +88,7 @@ class Sandbox:
         """Forget everything about the previous submission."""
         self.isolation: tuple[str, ...] = ()
         self.forbidden_seen: list[str] = []
-        self._reader = wire.FrameReader()
+        self._reader = FrameReader()
         self._messages: list[dict] = []
         self._problems: list[str] = []
         self._zygote: int | None = None
@@ -131,7 +109,7 @@ class Sandbox:
                             for stream, fd in enumerate(pair)}
         self._channel_captures = [(Capture(0), Capture(0)) for _ in self._channels]
         self._next_channel = 0
-        self._status_reader = wire.FrameReader(4096)
+        self._status_reader = FrameReader(4096)
         self._warden_dead = False
         self._selector = selectors.DefaultSelector()
         for fd in (self._results_r, self._status_r, self._out_r, self._err_r, *self._channel_of):
@@ -243,7 +221,7 @@ class Sandbox:
         config = {**job, "kind": "job", **self.plan.child_config(self.job_dir),
                   "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
         if code is not None:
-            config["code"] = wire.pack_code(code)
+            config["code"] = pack_code(code)
         self._write(config)
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
@@ -363,7 +341,7 @@ class Sandbox:
     # ------------------------------------------------------------------ plumbing
 
     def _write(self, message: dict) -> None:
-        data = wire.frame(message)
+        data = frame(message)
         while data:
             try:
                 data = data[os.write(self._job_w, data):]
@@ -417,12 +395,12 @@ class Sandbox:
         self._selector.unregister(fd)
         self._dead = self._warden_dead = True
 
-    def _accept(self, body: bytes | wire.ProtocolError) -> None:
+    def _accept(self, body: bytes | ProtocolError) -> None:
         try:
-            if isinstance(body, wire.ProtocolError):
+            if isinstance(body, ProtocolError):
                 raise body
-            message = _checked_envelope(wire.decode(body, numpy_now=False))  # numpy: at judging
-        except wire.ProtocolError as error:
+            message = _checked_envelope(decode(body, numpy_now=False))  # numpy: at judging
+        except ProtocolError as error:
             self._problems.append(f"the sandbox sent an unreadable message: {error}")
             return
         if message["kind"] == "sandbox" and not self.isolation:
@@ -480,29 +458,29 @@ class Sandbox:
 
 
 # The messages a sandbox may send, and the fields each must have (of these types).
-_SHAPES = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": wire.Raised},
+_SHAPES = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": Raised},
            "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
 
 
 def _checked_envelope(message) -> dict:
     """Accept only the message shapes the sandbox may send; anything else is a protocol error."""
     if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
-        raise wire.ProtocolError("a message must be an object with a kind")
+        raise ProtocolError("a message must be an object with a kind")
     kind = message["kind"]
     if kind not in _SHAPES:
-        raise wire.ProtocolError(f"unknown message kind {kind[:40]!r}")
+        raise ProtocolError(f"unknown message kind {kind[:40]!r}")
     for name, kind_of in _SHAPES[kind].items():
         if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
-            raise wire.ProtocolError(f"a {kind} message needs {name}")
+            raise ProtocolError(f"a {kind} message needs {name}")
     if kind == "result":
         if ("observations" in message) == ("error" in message) or set(message) - {"kind", "index", "observations", "error"}:
-            raise wire.ProtocolError("a result holds either observations or an error")
-        if "error" in message and not isinstance(message["error"], wire.Raised):
-            raise wire.ProtocolError("a result's error must be an exception record")
+            raise ProtocolError("a result holds either observations or an error")
+        if "error" in message and not isinstance(message["error"], Raised):
+            raise ProtocolError("a result's error must be an exception record")
     if kind == "exit" and not (isinstance(message.get("code"), int) or isinstance(message.get("signal"), int)):
-        raise wire.ProtocolError("an exit message needs a code or a signal")
+        raise ProtocolError("an exit message needs a code or a signal")
     if kind == "sandbox" and not all(isinstance(item, str) for item in message["isolation"]):
-        raise wire.ProtocolError("isolation must be a list of names")
+        raise ProtocolError("isolation must be a list of names")
     return message
 
 

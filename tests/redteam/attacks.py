@@ -519,10 +519,10 @@ SNOOPING = [
         """),
     Attack("monkeypatch_grader", "snooping", "import", """
         import os, sys
-        wire = sys.modules.get("wire")
-        if wire is not None:   # the sandbox's own codec: claim a pass whatever the program returns
-            wire.encode = lambda value, depth=0: {"passed": True, "score": 100}
-            wire.raised_record = lambda error, traceback_text="": {"passed": True}
+        codec = sys.modules.get("encoding")
+        if codec is not None:   # the sandbox's own codec: claim a pass whatever the program returns
+            codec.encode = lambda value, depth=0: {"passed": True, "score": 100}
+            codec.raised_record = lambda error, traceback_text="": {"passed": True}
         sys.path.insert(0, "@REPO@")
         try:
             import grader.judge
@@ -536,7 +536,7 @@ SNOOPING = [
         """),
     Attack("stdlib_shadow_files", "snooping", "import", """
         import importlib, sys
-        for name in ("json", "numpy", "wire", "struct", "sitecustomize", "usercustomize", "_struct"):
+        for name in ("json", "numpy", "encoding", "framing", "struct", "sitecustomize", "usercustomize", "_struct"):
             try:
                 open(name + ".py", "w").write(""" + repr(_SHADOW) + """)
             except OSError:
@@ -548,7 +548,7 @@ SNOOPING = [
             except ImportError:
                 pass
         """, neighbours=(("json.py", _SHADOW), ("numpy.py", _SHADOW), ("sitecustomize.py", _SHADOW),
-                         ("wire.py", _SHADOW), ("grader.py", _SHADOW))),
+                         ("encoding.py", _SHADOW), ("framing.py", _SHADOW), ("grader.py", _SHADOW))),
     Attack("forbidden_import_indirect", "snooping", "import", """
         import importlib
         name = "".join(reversed("hcrot"))

@@ -1,4 +1,5 @@
-"""The wire codec: what the sandbox may send, and everything the grader refuses."""
+"""The codec between sandbox and grader (framing, encoding, decoding): what the sandbox may send, and
+everything the grader refuses."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from grader.sandbox.wire import (MAX_DEPTH, FrameReader, Opaque, ProtocolError, Raised, decode, decode_inputs,
-                                 encode, frame, raised_record)
+from grader.sandbox.decoding import decode
+from grader.sandbox.encoding import MAX_DEPTH, decode_inputs, encode, raised_record
+from grader.sandbox.framing import FrameReader, ProtocolError, frame
+from grader.values import Opaque, Raised
 
 
 def roundtrip(value):

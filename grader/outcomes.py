@@ -1,0 +1,36 @@
+"""What the sandbox reports about one submission's import and each scenario run: raw, untrusted
+content in trusted framing. The process driver (:mod:`grader.sandbox.launcher`) produces these;
+judging (:mod:`grader.judge`) consumes them. A leaf module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.values import Raised
+
+
+@dataclass
+class ImportOutcome:
+    ok: bool
+    error: Raised | None = None        # the exception the student's module raised at import
+    problem: str | None = None         # timeout, crash, protocol: in the grader's words
+    timed_out: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    duration: float = 0.0
+
+
+@dataclass
+class RunOutcome:
+    """What one scenario run produced. Untrusted content, trusted framing."""
+
+    observations: object = None
+    error: Raised | None = None        # the program raised (student code, as far as we know)
+    has_result: bool = False
+    problem: str | None = None         # malformed, oversize or duplicate message
+    exit: dict | None = None           # {"code": n} or {"signal": n}, as the zygote reported it
+    timed_out: bool = False
+    sandbox_died: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    duration: float = 0.0
