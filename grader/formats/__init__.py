@@ -1,0 +1,1 @@
+"""Readers of submission file formats (a ``.py`` file, a Jupyter notebook)."""
