@@ -9,6 +9,9 @@ code cells become one Python module, cell after cell, each line where it is in i
 3. top-level statements that only demonstrate are left out, unless the assignment asks for every
    cell (:mod:`grader.formats.cell_statements`).
 
+A cell tagged ``not-graded`` (:data:`NOT_GRADED_TAG`; the handout's "Try it yourself" and check
+cells) is left out whole, without a warning: its author chose so, and Jupyter shows the tag.
+
 Every line left out is a :class:`~grader.formats.ipython_syntax.Dropped` in the result, never
 silent. Limits: the file may be up to :data:`MAX_NOTEBOOK_BYTES` (outputs, images included), its
 code cells together up to :data:`MAX_CODE_BYTES` (the limit of a ``.py`` submission). The
@@ -32,6 +35,7 @@ from grader.formats.line_map import CellLine, LineMap, Segment
 MAX_NOTEBOOK_BYTES = 50_000_000
 MAX_CODE_BYTES = 1_000_000
 METADATA_KEY = "autodiff_grader"     # notebook metadata: {"autodiff_grader": {"assignment": "<id>"}}
+NOT_GRADED_TAG = "not-graded"        # a cell tagged so is left out, without a warning: its author chose it
 READ_MAJOR = 4                       # the nbformat major version read (Jupyter has saved 4 since 2015)
 EXTRA = "pip install 'autodiff-grader[notebook]'"
 
@@ -158,7 +162,7 @@ def build_module(notebook: dict, name: str, policy: CellPolicy, forbidden: tuple
     names = Names()
     line, code_bytes = 1, 0
     for number, cell in enumerate(notebook["cells"], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or _not_graded(cell):
             continue
         source = _source(cell, name, number)
         code_bytes += len(source.encode("utf-8"))
@@ -182,6 +186,13 @@ def build_module(notebook: dict, name: str, policy: CellPolicy, forbidden: tuple
         pieces += lines
         line += len(lines)
     return NotebookModule("".join(pieces), LineMap(tuple(segments)), tuple(dropped))
+
+
+def _not_graded(cell: dict) -> bool:
+    """A cell its author tagged to be left out (the handout's "Try it yourself" and check cells)."""
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, dict) else None
+    return isinstance(tags, list) and NOT_GRADED_TAG in tags
 
 
 def _source(cell: dict, name: str, number: int) -> str:
