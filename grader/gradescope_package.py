@@ -40,8 +40,10 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     exit 1
 fi
 "$python" -m pip --version >/dev/null 2>&1 || apt-get install -y python3-pip
-"$python" -m pip install --disable-pip-version-check --break-system-packages "$here"/wheels/*.whl 2>/dev/null \\
-    || "$python" -m pip install --disable-pip-version-check "$here"/wheels/*.whl
+# With the notebook extra (nbformat), so that students may upload autodiff.ipynb as well.
+wheel="$(ls "$here"/wheels/*.whl)[notebook]"
+"$python" -m pip install --disable-pip-version-check --break-system-packages "$wheel" 2>/dev/null \\
+    || "$python" -m pip install --disable-pip-version-check "$wheel"
 """
 
 RUN_AUTOGRADER = """\
@@ -106,11 +108,14 @@ def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HI
 
 
 def _find_submission(folder: Path, name: str) -> Path | None:
-    """The submission file: ``name`` at the top, else the only file of that name below, else the
-    only ``.py`` file anywhere (students upload folders and renamed files)."""
-    if (folder / name).is_file():
-        return folder / name
-    for pattern in (name, "*.py"):
+    """The submission file: ``name`` (or its notebook, ``autodiff.ipynb``) at the top, else the
+    only file of that name below, else the only ``.py`` file anywhere, else the only ``.ipynb``
+    (students upload folders and renamed files)."""
+    notebook = Path(name).stem + ".ipynb"
+    for top in (name, notebook):
+        if (folder / top).is_file():
+            return folder / top
+    for pattern in (name, notebook, "*.py", "*.ipynb"):
         matches = [p for p in folder.rglob(pattern) if p.is_file() and "__MACOSX" not in p.parts]
         if len(matches) == 1:
             return matches[0]
