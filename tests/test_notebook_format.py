@@ -153,7 +153,8 @@ def test_versions_other_than_4_are_refused_with_what_to_do():
 def test_an_invalid_notebook_is_refused_with_where():
     node = json.loads(dumps(notebook("x = 1")))
     node["cells"][0]["execution_count"] = "three"
-    with pytest.raises(NotebookError, match=r"not a valid Jupyter notebook \(nbformat 4\): at notebook\.cells\[0\]"):
+    with pytest.raises(NotebookError, match=r"not a valid Jupyter notebook \(nbformat 4\): notebook\.cells\[0\]\.execution_count must be "
+                                            r"integer or null"):
         read_notebook(json.dumps(node).encode(), "autodiff.ipynb", assignment="autodiff")
 
 

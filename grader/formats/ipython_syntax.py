@@ -18,9 +18,7 @@ string (Python, not IPython), it stays.
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from dataclasses import dataclass
 
 from grader.formats.dropped import Dropped, DropReason
@@ -81,6 +79,8 @@ def _at_statement_starts(lines: list[str], candidates: set[int]) -> set[int]:
 
 def _complete(text: str) -> bool:
     """Whether ``text`` ends between two statements."""
+    import io
+    import tokenize  # only for a cell with a candidate line: its import compiles big patterns
     try:
         for _ in tokenize.generate_tokens(io.StringIO(text).readline):
             pass

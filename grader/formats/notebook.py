@@ -2,7 +2,8 @@
 
 No kernel ever runs: the notebook is read as JSON, validated by nbformat (the optional extra
 ``pip install 'autodiff-grader[notebook]'``; a ``.py`` submission never imports it), and its
-code cells become one Python module, cell after cell, each line where it is in its cell:
+code cells become one Python module, cell after cell, each line where it is in its cell
+(nbformat's schema is checked without importing nbformat: see :mod:`grader.formats.notebook_schema`):
 
 1. IPython-only syntax is taken out of each code cell (:mod:`grader.formats.ipython_syntax`);
 2. each cell is parsed on its own (a syntax error names its cell and line);
@@ -23,10 +24,8 @@ from __future__ import annotations
 
 import ast
 import json
-import warnings
 from dataclasses import dataclass
 
-from grader.errors import UsageError
 from grader.formats.cell_statements import CellPolicy, Names, select_statements
 from grader.formats.dropped import Dropped
 from grader.formats.ipython_syntax import strip_ipython
@@ -37,7 +36,6 @@ MAX_CODE_BYTES = 1_000_000
 METADATA_KEY = "autodiff_grader"     # notebook metadata: {"autodiff_grader": {"assignment": "<id>"}}
 NOT_GRADED_TAG = "not-graded"        # a cell tagged so is left out, without a warning: its author chose it
 READ_MAJOR = 4                       # the nbformat major version read (Jupyter has saved 4 since 2015)
-EXTRA = "pip install 'autodiff-grader[notebook]'"
 
 
 class NotebookError(ValueError):
@@ -77,20 +75,17 @@ class NotebookModule:
 
 
 def read_notebook(data: bytes, name: str, *, assignment: str | None, policy: CellPolicy = CellPolicy.DEFINITIONS,
-                  forbidden: tuple[str, ...] = (), validate: bool = True) -> NotebookModule:
+                  forbidden: tuple[str, ...] = ()) -> NotebookModule:
     """Build the module of the notebook ``data`` (the bytes of the file ``name``).
 
     ``assignment``: the id the notebook's metadata must name, when it names one. Raises
     :class:`NotebookError` for a file that cannot be graded (not JSON, not a notebook, a version
     not read, invalid, another assignment's, too much code, a syntax error), and
-    :class:`~grader.errors.UsageError` when nbformat is not installed. ``validate=False`` leaves
-    the validation to the caller (:func:`validate_notebook`, e.g. in a thread)."""
+    :class:`~grader.errors.UsageError` when nbformat is not installed."""
     notebook = parse_notebook(data, name)
     check_assignment(notebook, name, assignment)
-    module = build_module(notebook, name, policy, forbidden)
-    if validate:
-        validate_notebook(notebook, name)
-    return module
+    validate_notebook(notebook, name)
+    return build_module(notebook, name, policy, forbidden)
 
 
 def parse_notebook(data: bytes, name: str) -> dict:
@@ -136,22 +131,14 @@ def check_assignment(notebook: dict, name: str, assignment: str | None) -> None:
 
 
 def validate_notebook(notebook: dict, name: str) -> None:
-    """Validate against nbformat's schema for the notebook's version. May repair the dict's
-    duplicate cell ids (build the module first)."""
-    try:
-        import nbformat
-    except ImportError:
-        raise UsageError(f"reading the notebook {name} needs nbformat, which is not installed: {EXTRA}") from None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nbformat's warnings (a repaired duplicate id) are not the student's concern
-        try:
-            nbformat.validate(notebook)
-        except nbformat.ValidationError as error:
-            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-            message = str(error.message)
-            message = message if len(message) <= 200 else message[:197] + "..."
-            raise NotebookError(f"{name} is not a valid Jupyter notebook (nbformat 4): at notebook{path}: "
-                                f"{message}. Open it in Jupyter and save it again") from None
+    """Validate against nbformat's schema for the notebook's version
+    (:mod:`grader.formats.notebook_schema`)."""
+    from grader.formats.notebook_schema import schema_problem
+    problem = schema_problem(notebook)
+    if problem is not None:
+        problem = problem if len(problem) <= 240 else problem[:237] + "..."
+        raise NotebookError(f"{name} is not a valid Jupyter notebook (nbformat 4): {problem}. "
+                            f"Open it in Jupyter and save it again")
 
 
 def build_module(notebook: dict, name: str, policy: CellPolicy, forbidden: tuple[str, ...]) -> NotebookModule:
