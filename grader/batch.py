@@ -10,9 +10,9 @@ any moment (SIGKILL included) and rerun ends with the same gradebook as an unint
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import grader
 from grader.discovery import Found, discover

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -86,18 +86,18 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
     """
     # The sandbox's interpreter loads numpy while we load the assignment.
-    with _errors_to_exit_codes(context), context.find_object(Session).take_sandbox() as sandbox:
+    with _errors_to_exit_codes(context), _session(context).take_sandbox() as sandbox:
         from grader.checking import run_check
 
         checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
         result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
         if output_format == "json":
-            from grader.report.json_report import dumps
-            click.echo(dumps(result), nl=False)
+            from grader.report import json_report
+            click.echo(json_report.dumps(result), nl=False)
         elif output_format == "gradescope":
-            from grader.report.gradescope import dumps
-            click.echo(dumps(result), nl=False)
+            from grader.report import gradescope
+            click.echo(gradescope.dumps(result), nl=False)
         else:
             from grader.report.console import render
             colours = sys.stdout.isatty()
@@ -217,7 +217,7 @@ class _errors_to_exit_codes:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, error, tb) -> bool:
+    def __exit__(self, kind, error, tb) -> Literal[False]:
         from grader.errors import GraderError
 
         if error is None or isinstance(error, (click.exceptions.Exit, click.ClickException, click.Abort)):
@@ -232,8 +232,12 @@ class _errors_to_exit_codes:
             for line in str(error).splitlines():
                 click.echo(f"Error: {line}" if not line.startswith(" ") else line, err=True)
             self.context.exit(ExitCode.USAGE)
-        if self.context.find_object(Session).debug:
+        if _session(self.context).debug:
             return False
         click.echo(f"Error: internal error in the grader: {kind.__name__}: {error} "
                    f"(rerun with --debug for the traceback, and please report it)", err=True)
         self.context.exit(ExitCode.INTERNAL)
+
+
+def _session(context: click.Context) -> Session:
+    return context.ensure_object(Session)

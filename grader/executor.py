@@ -13,10 +13,12 @@ import contextlib
 import itertools
 import queue
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ContextManager, Iterable, Iterator, Protocol
+from typing import Protocol
 
 from grader.results import SubmissionResult
 from grader.runner import Run, execute, judge_run
@@ -49,7 +51,7 @@ class Executor(Protocol):
         ...
 
 
-Lend = Callable[[], ContextManager[Sandbox]]
+Lend = Callable[[], AbstractContextManager[Sandbox]]
 
 
 def grade_lent(path: Path, assignment: Assignment, lend: Lend, *, seed: int, scope: Scope) -> SubmissionResult:
@@ -129,7 +131,7 @@ class LocalExecutor:
         self._threads = ThreadPoolExecutor(max_workers=self.workers + 1, thread_name_prefix="grader")
         self._closed = False
 
-    def __enter__(self) -> "LocalExecutor":
+    def __enter__(self) -> LocalExecutor:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from grader import atomic
 from grader.errors import UsageError
-from grader.report import gradescope
 from grader.loading import load_assignment
+from grader.report import gradescope
 from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment
 from grader.wheel import build_wheel
 
@@ -53,7 +53,8 @@ exec "${PYTHON:-python3}" -m grader gradescope-run --root "$root" --hidden-visib
 """
 
 
-def build_package(assignment: Assignment, out: Path, hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY) -> Path:
+def build_package(assignment: Assignment, out: Path,
+                  hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY) -> Path:
     """Write the Gradescope autograder zip for ``assignment`` (loaded with its hidden scenarios)."""
     if assignment.hidden_directory is None:
         raise UsageError("the package needs the hidden scenarios: load the assignment with its solutions folder")

@@ -46,8 +46,10 @@ def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: i
 
 def _checked(spec: ScenarioSpec, inputs: dict, observations) -> tuple[Status, Feedback]:
     from grader.expect import Mismatch  # numpy: only once there is something to judge
+    check = spec.code.check_fn
+    assert check is not None  # the loader refuses a scenario without one
     try:
-        spec.code.check_fn(materialize(observations), **inputs)
+        check(materialize(observations), **inputs)
     except Mismatch as miss:
         return Status.FAILED, Feedback(f"{miss.what}: expected {miss.expected}, got {miss.got}", what=miss.what,
                                        expected=miss.expected, got=miss.got, misconception=miss.misconception)

@@ -18,15 +18,24 @@ import sys
 import threading
 import types
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable
 
 from grader.digests import sha256
 from grader.errors import SpecError
 from grader.scenario import Scenario
-from grader.spec import (HIDDEN_SPEC_FILE, SPEC_FILE, Assignment, AssignmentFile, Plan, ScenarioPlan, ScenarioSpec,
-                         SpecText, plan_of)
+from grader.spec import (
+    HIDDEN_SPEC_FILE,
+    SPEC_FILE,
+    Assignment,
+    AssignmentFile,
+    Plan,
+    ScenarioPlan,
+    ScenarioSpec,
+    SpecText,
+    plan_of,
+)
 from grader.spec_cache import SpecCache
 from grader.spec_yaml import SpecErrors, parse
 
@@ -195,7 +204,7 @@ class Loading:
         self._outcome: tuple[Assignment | None, BaseException | None] = (None, None)
         self._switch = sys.getswitchinterval()
 
-    def __enter__(self) -> "Loading":
+    def __enter__(self) -> Loading:
         sys.setswitchinterval(self.SWITCH_INTERVAL)
         self._thread.start()
         return self
@@ -236,7 +245,7 @@ class AssignmentFiles:
     digest: str
 
     @classmethod
-    def of(cls, plan: Plan) -> "AssignmentFiles":
+    def of(cls, plan: Plan) -> AssignmentFiles:
         return cls(plan.files, plan.digest)
 
     def write(self, folder: Path) -> tuple[Path, Path | None]:

@@ -14,8 +14,8 @@ A reader (or a rerun after SIGKILL) sees each file whole or not at all.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from grader import atomic
 from grader.errors import UsageError

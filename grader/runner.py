@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import grader
 from grader import commands

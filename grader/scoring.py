@@ -11,8 +11,9 @@ import math
 import statistics
 import sys
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from grader.results import ScenarioResult, Status, SubmissionResult, TaskScore
 
@@ -69,7 +70,7 @@ class StudentRow:
     passed: bytes                 # aligned with columns; 1: passed
 
     @classmethod
-    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None) -> "StudentRow":
+    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None) -> StudentRow:
         if result is None:
             return cls(sys.intern(student_id), None, None, error or "not graded", (), array("d"), b"")
         columns = _columns(tuple((s.id, s.title, s.task) for s in result.scenarios))
@@ -106,7 +107,7 @@ def summarize(rows: Iterable[StudentRow]) -> dict:
     rows = sorted(rows, key=lambda row: row.student_id)
     graded = [row for row in rows if row.graded]
     ungradable = [{"student_id": row.student_id, "reason": row.error} for row in rows if not row.graded]
-    scores = [row.score for row in graded]
+    scores = [row.score for row in graded if row.score is not None]
     max_score = next((row.max_score for row in rows if row.max_score is not None), None)
     return {
         "count": len(rows),
@@ -132,16 +133,19 @@ def scenario_order(rows: list[StudentRow]) -> list[Column]:
 
 
 def _pass_rates(rows: list[StudentRow], graded: list[StudentRow]) -> list[dict]:
-    rates = {column.id: {"id": column.id, "title": column.title, "task": column.task, "passed": 0, "total": 0,
-                         "rate": None} for column in scenario_order(rows)}
+    columns = scenario_order(rows)
+    passed = dict.fromkeys((column.id for column in columns), 0)
+    total = dict.fromkeys((column.id for column in columns), 0)
     for row in graded:
-        for column, passed in zip(row.columns, row.passed):
-            rates[column.id]["total"] += 1
-            rates[column.id]["passed"] += passed
-    for rate in rates.values():
-        rate["rate"] = _round(rate["passed"] / rate["total"]) if rate["total"] else None
+        for column, did in zip(row.columns, row.passed):
+            total[column.id] += 1
+            passed[column.id] += did
+    rates = [{"id": column.id, "title": column.title, "task": column.task, "passed": passed[column.id],
+              "total": total[column.id],
+              "rate": _round(passed[column.id] / total[column.id]) if total[column.id] else None}
+             for column in columns]
     # Scenarios nobody could be graded on carry no information: they go last.
-    return sorted(rates.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0.0))
+    return sorted(rates, key=lambda r: (r["rate"] is None, r["rate"] or 0.0))
 
 
 def _histogram(scores: list[float], max_score: float) -> list[dict]:

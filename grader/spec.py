@@ -14,9 +14,10 @@ from __future__ import annotations
 import builtins
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from grader.errors import SpecError
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
@@ -151,9 +152,9 @@ class Plan:
 class Assignment(Plan):
     """A plan with its scenario code imported: checks and input makers ready to judge with."""
 
-    scenarios: tuple[ScenarioSpec, ...]  # type: ignore[assignment]  # the plan's, each with its code
+    scenarios: tuple[ScenarioSpec, ...]  # the plan's, each with its code
 
-    def select(self, scope: Scope | str) -> tuple[ScenarioSpec, ...]:  # type: ignore[override]
+    def select(self, scope: Scope | str) -> tuple[ScenarioSpec, ...]:
         scope = Scope(scope)
         return tuple(s for s in self.scenarios if scope.includes(s.visibility))
 

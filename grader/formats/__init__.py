@@ -8,9 +8,10 @@ case-insensitively) to its format; a new format is one entry here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 
 class FormatProblem(Exception):
@@ -28,8 +29,13 @@ class ModuleSource:
 
 
 class Format(Protocol):
-    name: str
-    max_file_bytes: int  # what is read at all; the module text has the submission's own limit
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def max_file_bytes(self) -> int:
+        """What is read at all; the module text has the submission's own limit."""
+        ...
 
     def read(self, path: Path, data: bytes) -> ModuleSource:
         """The module the file holds, or :class:`FormatProblem`."""

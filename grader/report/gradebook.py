@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import csv
 import math
-from typing import IO, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 from grader.report.text import points
 from grader.scoring import StudentRow, scenario_order
