@@ -23,7 +23,7 @@ def load_ipython_extension(ipython) -> None:
 
 def __getattr__(name):
     if name == "load_assignment":
-        from grader.spec import load_assignment
+        from grader.loading import load_assignment
         return load_assignment
     if name == "grade_submission":
         from grader.runner import grade_submission

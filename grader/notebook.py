@@ -22,10 +22,14 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
+
+if TYPE_CHECKING:
+    from grader.results import SubmissionResult
 
 SAVE_WAIT_SECONDS = 2.0
 _SAVE_SCRIPT = "if (window.IPython && IPython.notebook) { IPython.notebook.save_checkpoint(); }"
@@ -36,11 +40,10 @@ USAGE = "usage: %grader check [NOTEBOOK] [--seed N] [--assignment DIR]"
 class CheckReport:
     """A check's outcome as Jupyter shows it (``_repr_html_``) and as text everywhere else."""
 
-    result: object | None = None      # the SubmissionResult, when the file could be checked
+    result: SubmissionResult | None = None  # when the file could be checked
     title: str = ""
     problem: str | None = None        # why there is no result (a usage or spec error), as grader prints it
     notes: tuple[str, ...] = ()       # said above the result (the notebook could not be saved)
-    warnings: tuple[str, ...] = field(default=())
 
     def _repr_html_(self) -> str:
         from html import escape
@@ -48,15 +51,14 @@ class CheckReport:
         if self.result is None:
             return f"{notes}<pre>{escape(self.problem or '')}</pre>"
         from grader.report.html import render_html
-        return notes + render_html(self.result, title=self.title, warnings=self.warnings)
+        return notes + render_html(self.result, title=self.title)
 
     def __repr__(self) -> str:
         notes = "".join(f"{note}\n" for note in self.notes)
         if self.result is None:
             return notes + (self.problem or "")
         from grader.report.console import render
-        shown = "".join(f"Not graded: {warning}\n" for warning in self.warnings)
-        return notes + shown + render(self.result, title=self.title)
+        return notes + render(self.result, title=self.title)
 
     @property
     def passed(self) -> bool:
@@ -67,7 +69,7 @@ def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.Pat
           seed: int | None = None, save: bool = True, namespace: dict | None = None) -> CheckReport:
     """Check ``notebook`` (default: the one this kernel runs) on the public scenarios."""
     path = Path(notebook) if notebook is not None else find_notebook(namespace or _user_namespace(), assignment)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if save and _in_a_notebook() and not save_and_wait(path):
         saved = time.strftime("%H:%M:%S", time.localtime(path.stat().st_mtime)) if path.exists() else "never"
         notes = (f"Could not save {path.name} for you, so this checks it as last saved ({saved}): save it "
@@ -82,10 +84,10 @@ def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.Pat
     if run.returncode not in (0, 1):
         return CheckReport(problem=run.stderr.strip() or f"grader check ended with status {run.returncode}",
                            notes=notes)
-    from grader.report.json_report import from_document
-    result = from_document(json.loads(run.stdout))
-    warnings = tuple(getattr(result, "warnings", ()) or ())
-    return CheckReport(result=result, title=_title(path, assignment), notes=notes, warnings=warnings)
+    from grader.results import SubmissionResult
+    document = json.loads(run.stdout)  # the native document: the result's fields and derived views
+    result = SubmissionResult.from_dict({k: v for k, v in document.items() if k in SubmissionResult.field_names()})
+    return CheckReport(result=result, title=_title(path, assignment), notes=notes)
 
 
 def find_notebook(namespace: dict, assignment: str | os.PathLike | None = None) -> Path:

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from grader.checking import Located
 from grader.errors import GraderError
 from grader.sandbox.launcher import Sandbox
-from grader.spec import SPEC_FILE, Assignment, load_assignment
+from grader.spec import SPEC_FILE
 
 if TYPE_CHECKING:
     from grader.results import SubmissionResult
+    from grader.spec import Assignment
 
 CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # cursor home, clear the screen, clear the scrollback
 POLL_SECONDS = 0.005
+View = Callable[["SubmissionResult | None", "Assignment | None", float, "str | None"], str]
 
 
 @dataclass(frozen=True)
@@ -46,43 +48,45 @@ def stamp(path: Path) -> Stamp | None:
     return Stamp(found.st_ino, found.st_size, found.st_mtime_ns)
 
 
-def assignment_files(located: Located) -> tuple[Path, ...]:
+def assignment_files(folder: Path, submission: Path) -> tuple[Path, ...]:
     """The files whose change reloads the assignment: its spec and the Python files beside it
     (its scenarios among them), less the submission."""
-    folder = located.assignment_dir
-    submission = located.submission.resolve()
-    return tuple(path for path in [folder / SPEC_FILE, *sorted(folder.glob("*.py"))] if path.resolve() != submission)
+    mine = submission.resolve()
+    return tuple(path for path in [folder / SPEC_FILE, *sorted(folder.glob("*.py"))] if path.resolve() != mine)
 
 
-def watch(located: Located, *, seed: int, sandbox: Sandbox, show: Callable[[str], None],
-          render: Callable[[SubmissionResult | None, Assignment | None, float, str | None], str],
-          clear: bool, check: Callable | None = None) -> None:
+def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox: Sandbox,
+          show: Callable[[str], None], render: View, clear: bool, cwd: Path | None = None) -> None:
     """Check now, then again on every change, until interrupted (KeyboardInterrupt goes up).
 
     ``render(result, assignment, seconds, problem)`` makes the text shown (``problem``: why the
     assignment could not be loaded, then no result); ``show`` writes it, the screen cleared first
-    when ``clear``. ``check(located, assignment, seed, sandbox)`` grades once (default: the
-    public scenarios, as ``grader check``)."""
-    check = check or _check
-    spec_files = assignment_files(located)
-    files = (located.submission, *spec_files)
-    seen = {path: stamp(path) for path in files}
-    assignment, problem = _load(located)
+    when ``clear``. A usage error (no such file) is raised before the first run."""
+    from grader.checking import assignment_folder, submission_file
+    from grader.loading import load_assignment, read_plan
+
+    cwd = cwd or Path.cwd()
+    folder = assignment_folder(file, assignment_dir, cwd)
+    path = submission_file(file, read_plan(folder), cwd)
+    spec_files = assignment_files(folder, path)
+    files = (path, *spec_files)
+
+    def loaded() -> tuple[Assignment | None, str | None]:
+        try:
+            return load_assignment(folder), None
+        except GraderError as error:  # shown, and watched until it is fixed
+            return None, str(error)
+
+    seen = {each: stamp(each) for each in files}
+    assignment, problem = loaded()
     while True:
         started = time.monotonic()
-        result = check(located, assignment, seed, sandbox) if assignment is not None else None
+        result = _check(path, assignment, seed, sandbox) if assignment is not None else None
         show((CLEAR if clear else "") + render(result, assignment, time.monotonic() - started, problem))
         now = _wait_for_change(files, seen)
-        if any(now[path] != seen[path] for path in spec_files) or assignment is None:
-            assignment, problem = _load(located)
+        if assignment is None or any(now[each] != seen[each] for each in spec_files):
+            assignment, problem = loaded()
         seen = now
-
-
-def _load(located: Located) -> tuple[Assignment | None, str | None]:
-    try:
-        return load_assignment(located.assignment_dir), None
-    except GraderError as error:  # shown, and watched until it is fixed
-        return None, str(error)
 
 
 def _wait_for_change(files: tuple[Path, ...], seen: dict[Path, Stamp | None]) -> dict[Path, Stamp | None]:
@@ -94,19 +98,21 @@ def _wait_for_change(files: tuple[Path, ...], seen: dict[Path, Stamp | None]) ->
             return now
 
 
-def _check(located: Located, assignment: Assignment, seed: int, sandbox: Sandbox) -> SubmissionResult:
+def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox) -> SubmissionResult:
     from grader.runner import grade_submission
-    return grade_submission(located.submission, assignment, seed=seed, sandbox=sandbox)
+    return grade_submission(path, assignment, seed=seed, sandbox=sandbox)
 
 
-def console_view(*, colours: bool, verbose: bool) -> Callable[..., str]:
+def console_view(*, colours: bool, verbose: bool) -> View:
     """The console report of each run, and a line saying what is watched."""
     from grader.report.console import render
 
     def view(result: SubmissionResult | None, assignment: Assignment | None, seconds: float,
              problem: str | None) -> str:
-        text = render(result, title=assignment.title, colours=colours, verbose=verbose) if result is not None \
-            else "".join(f"Error: {line}\n" for line in (problem or "").splitlines())
+        if result is not None:
+            text = render(result, title=assignment.title if assignment else "", colours=colours, verbose=verbose)
+        else:
+            text = "".join(f"Error: {line}\n" for line in (problem or "").splitlines())
         name = Path(result.submission).name if result is not None else "the assignment"
         return (f"{text}\nChecked in {seconds:.2f} s at {time.strftime('%H:%M:%S')}. Watching {name}: save to "
                 f"check again, Ctrl-C to stop.\n")

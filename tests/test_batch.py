@@ -16,8 +16,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
+from buggy_fixtures import BUGGY
 
 ROOT = Path(__file__).parent.parent
 ASSIGNMENT = ROOT / "exercises" / "autodiff"

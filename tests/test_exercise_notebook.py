@@ -37,7 +37,8 @@ SURFACE = textwrap.dedent("""
         surface[name] = [str(inspect.signature(value)) if inspect.isfunction(value) else "class", inspect.getdoc(value)]
         for attribute, member in vars(value).items() if inspect.isclass(value) else ():
             if inspect.isfunction(member):
-                surface[f"{name}.{attribute}"] = [str(inspect.signature(member)), inspect.getdoc(member), member.__qualname__]
+                surface[f"{name}.{attribute}"] = [str(inspect.signature(member)), inspect.getdoc(member),
+                                                  member.__qualname__]
     print(json.dumps(surface, sort_keys=True))
 """)
 

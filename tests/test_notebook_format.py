@@ -5,13 +5,13 @@ import json
 
 import nbformat
 import pytest
+from notebook_fixtures import dumps, notebook, widget_cell, with_image
 
 from grader.formats.cell_statements import CellPolicy
 from grader.formats.dropped import DropReason
 from grader.formats.ipython_syntax import strip_ipython
 from grader.formats.line_map import relocate_traceback
 from grader.formats.notebook import MAX_CODE_BYTES, NotebookError, read_notebook
-from notebook_fixtures import dumps, notebook, widget_cell, with_image
 
 FORBIDDEN = ("torch", "tensorflow")
 
@@ -153,8 +153,8 @@ def test_versions_other_than_4_are_refused_with_what_to_do():
 def test_an_invalid_notebook_is_refused_with_where():
     node = json.loads(dumps(notebook("x = 1")))
     node["cells"][0]["execution_count"] = "three"
-    with pytest.raises(NotebookError, match=r"not a valid Jupyter notebook \(nbformat 4\): notebook\.cells\[0\]\.execution_count must be "
-                                            r"integer or null"):
+    with pytest.raises(NotebookError, match=r"not a valid Jupyter notebook \(nbformat 4\): "
+                                            r"notebook\.cells\[0\]\.execution_count"):
         read_notebook(json.dumps(node).encode(), "autodiff.ipynb", assignment="autodiff")
 
 

@@ -1,13 +1,15 @@
-"""The fast schema check agrees with nbformat's own validate, on valid and broken notebooks."""
+"""The fast schema check (a trusted cache holds its compiled validator) agrees with nbformat's own
+validate (what runs without one), on valid and broken notebooks."""
 
 import copy
 import json
 
 import nbformat
 import pytest
+from notebook_fixtures import dumps, notebook, widget_cell, with_image
 
 from grader.formats.notebook_schema import schema_problem
-from notebook_fixtures import dumps, notebook, widget_cell, with_image
+from grader.spec_cache import SpecCache
 
 
 def valid():
@@ -42,36 +44,48 @@ def nbformat_accepts(document) -> bool:
     return True
 
 
-def test_valid_notebooks_pass_both():
-    assert nbformat_accepts(valid()) and schema_problem(valid()) is None
+@pytest.fixture(params=["cached validator", "nbformat"])
+def cache(request, tmp_path):
+    return SpecCache(tmp_path) if request.param == "cached validator" else None
+
+
+def test_valid_notebooks_pass_both(cache):
+    assert nbformat_accepts(valid()) and schema_problem(valid(), cache) is None
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
-def test_broken_notebooks_fail_both_and_say_where(name):
+def test_broken_notebooks_fail_both_and_say_where(name, cache):
     document = broken(BROKEN[name])
     assert not nbformat_accepts(document)
-    problem = schema_problem(document)
+    problem = schema_problem(document, cache)
     assert problem is not None and problem.startswith("notebook"), problem
 
 
-def test_older_minor_versions_use_their_own_schema():
+def test_older_minor_versions_use_their_own_schema(cache):
     document = valid()
     document["nbformat_minor"] = 4
     for cell in document["cells"]:
         cell.pop("id")
-    assert nbformat_accepts(document) and schema_problem(document) is None
+    assert nbformat_accepts(document) and schema_problem(document, cache) is None
     document["cells"][0]["id"] = "cell-1"  # ids came with 4.5
-    assert not nbformat_accepts(document) and schema_problem(document) is not None
+    assert not nbformat_accepts(document) and schema_problem(document, cache) is not None
 
 
-def test_the_compiled_validator_is_cached(tmp_path, monkeypatch):
+def test_the_compiled_validator_is_kept_and_loaded_without_importing_nbformat(tmp_path):
     import subprocess
     import sys
-    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path))
-    probe = ("import json, sys; from grader.formats.notebook_schema import schema_problem\n"
-             "print(schema_problem(json.loads(sys.stdin.read())))\n")
+    probe = ("import json, sys; from pathlib import Path; from grader.spec_cache import SpecCache\n"
+             "from grader.formats.notebook_schema import schema_problem\n"
+             "print(schema_problem(json.loads(sys.stdin.read()), SpecCache(Path(sys.argv[1]))),\n"
+             "      sorted(m for m in sys.modules\n"
+             "             if m.split('.')[0] in ('nbformat', 'jsonschema', 'fastjsonschema')))\n")
+    outputs = []
     for _ in range(2):
-        run = subprocess.run([sys.executable, "-c", probe], input=json.dumps(valid()), capture_output=True,
-                             text=True, timeout=60, check=False)
-        assert run.stdout.strip() == "None", run.stderr
+        run = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], input=json.dumps(valid()),
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout.strip())
     assert [p.name.startswith("nbschema-") for p in tmp_path.iterdir()] == [True]
+    first = outputs[0].split(" ", 1)[1]
+    assert outputs[0].startswith("None [") and "'nbformat" not in first and "'jsonschema" not in first
+    assert outputs[1] == "None []"  # from the cache: not even fastjsonschema's package is imported

@@ -197,7 +197,8 @@ def test_each_scenario_gets_only_its_own_output(mini, tmp_path):
     assert scenarios["grad_values"].feedback.stdout == "computing the gradient\ng-out\n"
     assert scenarios["grad_values"].feedback.stderr == ""
     assert set(scenarios["square_values"].feedback.stdout.split("\n")[0]) == {"s"}
-    assert scenarios["square_values"].feedback.stderr.startswith("eee") and "g-out" not in scenarios["square_values"].feedback.stdout
+    square = scenarios["square_values"].feedback
+    assert square.stderr.startswith("eee") and "g-out" not in square.stdout
     assert scenarios["fresh_state"].feedback.stdout == scenarios["fresh_state"].feedback.stderr == ""
 
 
@@ -358,31 +359,6 @@ def test_a_warm_sandbox_serves_submission_after_submission(mini, tmp_path):
         assert box.process.pid == warden, "the warden was not reused"
     assert by_id(first)["square_values"].status is Status.TIMEOUT
     assert second.score == second.max_score and second.error is None
-
-
-def test_a_lent_sandbox_is_handed_back_ready_before_judging(mini, tmp_path):
-    import contextlib
-
-    from grader.sandbox.launcher import Sandbox
-
-    lent = []
-
-    with Sandbox() as box:
-        @contextlib.contextmanager
-        def lend():
-            lent.append("out")
-            yield box
-            # Handed back: this submission's zygote is gone, the warden waits for the next job.
-            assert box._zygote is None and box.job_dir is None and box.process.poll() is None
-            lent.append("back")
-
-        wrong = grade_submission(submit(tmp_path, with_square("return x")), mini, seed=2, lend=lend)
-        right = grade_submission(MINI / "squares.py", mini, seed=2, lend=lend)
-        broken = grade_submission(submit(tmp_path, "def square(:\n", "broken.py"), mini, seed=2, lend=lend)
-    assert lent == ["out", "back", "out", "back"], "a file that cannot run borrows no sandbox"
-    assert by_id(wrong)["square_values"].status is Status.FAILED
-    assert right.score == right.max_score == 6
-    assert broken.score == 0 and "line 1" in broken.error
 
 
 def test_without_isolation_between_submissions_each_gets_a_fresh_warden(mini, tmp_path):

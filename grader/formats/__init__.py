@@ -1,1 +1,77 @@
-"""Readers of submission file formats (a ``.py`` file, a Jupyter notebook)."""
+"""Submission formats: how a file a student hands in becomes the module the sandbox imports.
+
+A format reads the file's bytes (in the grader, never running any of it) and returns a
+:class:`ModuleSource`: the Python text to import, the file name its tracebacks show, warnings about
+what it changed, and where each of its lines came from. The table maps a file's suffix (compared
+case-insensitively) to its format; a new format is one entry here. A format's module is imported
+only for a file of its suffix (a ``.py`` check never loads the notebook reader).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from grader.spec_cache import SpecCache
+
+
+class FormatProblem(Exception):
+    """The file cannot become a module; the message is for the student (what, where, what to do)."""
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    text: str                         # the Python source the sandbox imports
+    filename: str                     # the name tracebacks and syntax errors show
+    warnings: tuple[str, ...] = ()    # what the format dropped or changed, for the student
+    # Where a line of ``text`` came from, as a student would find it ("cell 7, line 3"); None: the
+    # file's own line numbers are the module's.
+    locate: Callable[[int], str] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """What a format may need to know of the assignment it reads a submission for."""
+
+    assignment: str | None = None          # its id: a notebook names the assignment it belongs to
+    forbidden: tuple[str, ...] = ()        # its forbidden imports (a notebook keeps those it would drop)
+    # Which notebook statements are graded: "definitions" (the default) or "all" (every cell, as
+    # "Run All"); proposed as assignment.yaml's `notebook_cells`.
+    notebook_cells: str = "definitions"
+    # A cache the grader trusts (grader check's, see checking.trusted_cache), or None: compute.
+    cache: SpecCache | None = field(default=None, compare=False)
+
+
+class Format(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def max_file_bytes(self) -> int:
+        """What is read at all; the module text has the submission's own limit."""
+        ...
+
+    def read(self, path: Path, data: bytes, context: ReadContext) -> ModuleSource:
+        """The module the file holds, or :class:`FormatProblem`."""
+        ...
+
+
+# suffix -> (module, name): the format, imported when a file of that suffix is read.
+_TABLE = {".py": ("grader.formats.python", "PYTHON"), ".ipynb": ("grader.formats.notebook", "NOTEBOOK")}
+
+
+def format_of(path: Path) -> Format | None:
+    """The format of ``path`` by its suffix, or None when it is not a submission format we read."""
+    entry = _TABLE.get(path.suffix.lower())
+    if entry is None:
+        return None
+    import importlib
+    return getattr(importlib.import_module(entry[0]), entry[1])
+
+
+def suffixes() -> tuple[str, ...]:
+    """The suffixes a submission may have, lower case."""
+    return tuple(_TABLE)

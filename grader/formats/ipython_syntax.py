@@ -57,7 +57,7 @@ def strip_ipython(source: str) -> CellText:
             return CellText(None, (Dropped(first + 1, len(lines), lines[first].strip(), reason),))
     candidates = {i for i, line in enumerate(lines) if _LINE_MAGIC.match(line)}
     for index in sorted(_at_statement_starts(lines, candidates)):
-        indent = _LINE_MAGIC.match(lines[index])["indent"]
+        indent = _indent(lines[index])
         dropped.append(Dropped(index + 1, index + 1, lines[index].strip(), DropReason.LINE_MAGIC))
         lines[index] = f"{indent}pass\n" if indent else "\n"  # a block keeps a statement
     return CellText(tuple(lines), tuple(dropped))
@@ -73,8 +73,12 @@ def _at_statement_starts(lines: list[str], candidates: set[int]) -> set[int]:
     for index in sorted(candidates):
         if _complete("".join(probe[:index])):
             starts.add(index)
-            probe[index] = f"{_LINE_MAGIC.match(lines[index])['indent']}pass\n"
+            probe[index] = f"{_indent(lines[index])}pass\n"
     return starts
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip(" \t"))]
 
 
 def _complete(text: str) -> bool:

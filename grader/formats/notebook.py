@@ -25,11 +25,17 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from grader.formats import FormatProblem, ModuleSource, ReadContext
 from grader.formats.cell_statements import CellPolicy, Names, select_statements
 from grader.formats.dropped import Dropped
 from grader.formats.ipython_syntax import strip_ipython
 from grader.formats.line_map import CellLine, LineMap, Segment
+
+if TYPE_CHECKING:
+    from grader.spec_cache import SpecCache
 
 MAX_NOTEBOOK_BYTES = 50_000_000
 MAX_CODE_BYTES = 1_000_000
@@ -70,12 +76,17 @@ class NotebookModule:
         place = self.line_map.locate(module_line)
         return None if place is None else place.describe(notebook)
 
+    def cell_line(self, module_line: int) -> str:
+        """``cell 7, line 3`` for a line of the module (the notebook's name goes before it)."""
+        place = self.line_map.locate(module_line)
+        return f"line {module_line} of its code" if place is None else f"cell {place.cell}, line {place.line}"
+
     def warnings(self, notebook: str) -> tuple[str, ...]:
         return tuple(item.describe(notebook) for item in self.dropped)
 
 
 def read_notebook(data: bytes, name: str, *, assignment: str | None, policy: CellPolicy = CellPolicy.DEFINITIONS,
-                  forbidden: tuple[str, ...] = ()) -> NotebookModule:
+                  forbidden: tuple[str, ...] = (), cache: SpecCache | None = None) -> NotebookModule:
     """Build the module of the notebook ``data`` (the bytes of the file ``name``).
 
     ``assignment``: the id the notebook's metadata must name, when it names one. Raises
@@ -84,7 +95,7 @@ def read_notebook(data: bytes, name: str, *, assignment: str | None, policy: Cel
     :class:`~grader.errors.UsageError` when nbformat is not installed."""
     notebook = parse_notebook(data, name)
     check_assignment(notebook, name, assignment)
-    validate_notebook(notebook, name)
+    validate_notebook(notebook, name, cache)
     return build_module(notebook, name, policy, forbidden)
 
 
@@ -130,11 +141,11 @@ def check_assignment(notebook: dict, name: str, assignment: str | None) -> None:
                             f"(its metadata says so): submit your {assignment} notebook")
 
 
-def validate_notebook(notebook: dict, name: str) -> None:
+def validate_notebook(notebook: dict, name: str, cache: SpecCache | None = None) -> None:
     """Validate against nbformat's schema for the notebook's version
-    (:mod:`grader.formats.notebook_schema`)."""
+    (:mod:`grader.formats.notebook_schema`; ``cache``: one the grader trusts, else None)."""
     from grader.formats.notebook_schema import schema_problem
-    problem = schema_problem(notebook)
+    problem = schema_problem(notebook, cache)
     if problem is not None:
         problem = problem if len(problem) <= 240 else problem[:237] + "..."
         raise NotebookError(f"{name} is not a valid Jupyter notebook (nbformat 4): {problem}. "
@@ -196,7 +207,8 @@ def _parse(lines: tuple[str, ...], name: str, number: int, cell_id: str | None) 
     try:
         return ast.parse("".join(lines), filename=name)
     except SyntaxError as error:
-        raise NotebookError(format_cell_syntax_error(error, CellLine(number, cell_id, error.lineno or 1), name)) from None
+        where = CellLine(number, cell_id, error.lineno or 1)
+        raise NotebookError(format_cell_syntax_error(error, where, name)) from None
     except (ValueError, RecursionError, MemoryError) as error:
         raise NotebookError(f"{name}, cell {number} cannot be parsed: {error}") from None
 
@@ -219,3 +231,28 @@ def _blank(lines: tuple[str, ...], dropped: list[Dropped]) -> tuple[str, ...]:
         for index in range(item.line - 1, item.end_line):
             out[index] = "\n"
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class NotebookFormat:
+    """The ``.ipynb`` entry of the table of formats (:mod:`grader.formats`). The module is imported
+    as ``<stem>.py`` (the sandbox imports Python files); its lines map back to cells."""
+
+    name: str = "Jupyter notebook"
+    max_file_bytes: int = MAX_NOTEBOOK_BYTES
+
+    def read(self, path: Path, data: bytes, context: ReadContext) -> ModuleSource:
+        try:
+            policy = CellPolicy(context.notebook_cells)
+        except ValueError:
+            raise FormatProblem(f"notebook_cells is {context.notebook_cells!r}: one of "
+                                f"{', '.join(p.value for p in CellPolicy)}") from None
+        try:
+            module = read_notebook(data, path.name, assignment=context.assignment, policy=policy,
+                                   forbidden=context.forbidden, cache=context.cache)
+        except NotebookError as problem:
+            raise FormatProblem(str(problem)) from None
+        return ModuleSource(module.text, f"{path.stem}.py", module.warnings(path.name), locate=module.cell_line)
+
+
+NOTEBOOK = NotebookFormat()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from grader.report.text import STATUS_WORDS, Style, explain, import_output, one_line, plain, points
+from grader.report.text import STATUS_WORDS, Style, explain, import_output, not_graded, one_line, plain, points
 from grader.results import SubmissionResult
 
 WIDTH = 78
@@ -25,6 +25,9 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
     if verbose:
         out.append(f"Isolation: {', '.join(result.isolation) or 'none reported'}; "
                    f"timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
+    left_out = not_graded(result)
+    if left_out:
+        out += ["", left_out]
     if result.error:
         out += ["", style("This submission could not be graded:", "fail"), _indent(result.error)]
     printed = import_output(result)

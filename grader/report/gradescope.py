@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 
-from grader.report.text import explain, import_output, one_line
+from grader.report.text import explain, import_output, not_graded, one_line
 from grader.results import ScenarioResult, SubmissionResult
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-DEFAULT_HIDDEN_VISIBILITY = "after_published"
+VISIBILITIES = tuple(level.value for level in ShownTo)
+DEFAULT_HIDDEN_VISIBILITY = DEFAULT_HIDDEN_SHOWN_TO.value
 
 
 def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY,
@@ -39,7 +40,7 @@ def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAUL
                          f"got {hidden_visibility!r}")
     if execution_time is None:
         execution_time = result.timings.get("total")
-    document = {"score": result.score}
+    document: dict[str, object] = {"score": result.score}
     if execution_time is not None:
         document["execution_time"] = round(float(execution_time), 3)
     document.update({
@@ -69,6 +70,9 @@ def _summary(result: SubmissionResult) -> str:
     lines = [one_line(result)]
     if result.error:
         lines.append(f"This submission could not be graded: {result.error}")
+    left_out = not_graded(result)
+    if left_out:
+        lines += ["", left_out]
     printed = import_output(result)
     if printed:
         lines += ["", printed]
@@ -76,7 +80,7 @@ def _summary(result: SubmissionResult) -> str:
 
 
 def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:
-    public = scenario.visibility == "public"
+    public = scenario.visibility is Visibility.PUBLIC
     return {
         "name": f"{scenario.id}: {scenario.title}",
         "number": number,
@@ -85,7 +89,7 @@ def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict
         "status": "passed" if scenario.passed else "failed",
         # A hidden scenario's source is exactly what keeping it hidden protects.
         "output": "passed" if scenario.passed else explain(scenario, show_program=public),
-        "visibility": "visible" if public else hidden_visibility,
+        "visibility": ShownTo.VISIBLE.value if public else ShownTo(hidden_visibility).value,
     }
 
 

@@ -17,23 +17,25 @@ _PASS, _FAIL, _DIM = "#1a7f37", "#cf222e", "#57606a"
 _CELL = "padding:2px 8px;text-align:left;border-bottom:1px solid #d0d7de"
 
 
-def render_html(result: SubmissionResult, *, title: str = "", warnings: tuple[str, ...] = ()) -> str:
+def render_html(result: SubmissionResult, *, title: str = "") -> str:
     out = ['<div class="grader-result" style="font-family:system-ui,sans-serif;line-height:1.4">',
            _header(result, title)]
     if result.error:
         out.append(f'<p style="color:{_FAIL};font-weight:bold">This submission could not be graded:</p>'
                    f"<pre>{escape(result.error)}</pre>")
-    if warnings:
-        out.append(_collapsible(f"{len(warnings)} line{'s' * (len(warnings) != 1)} of your notebook not graded",
-                                "<ul>" + "".join(f"<li><code>{escape(w)}</code></li>" for w in warnings) + "</ul>",
-                                open_=False))
+    if result.warnings:
+        count = len(result.warnings)
+        heading = f"{count} part{'s' * (count != 1)} of your notebook not graded (they run in Jupyter only)"
+        out.append(_collapsible(heading,
+                                "<ul>" + "".join(f"<li><code>{escape(w)}</code></li>" for w in result.warnings)
+                                + "</ul>", open_=False))
     printed = import_output(result)
     if printed:
         out.append(_collapsible("Printed while importing", f"<pre>{escape(printed)}</pre>", open_=False))
     misconceptions = [s for s in result.scenarios if not s.passed and s.feedback.misconception]
     if misconceptions and not result.error:
         out.append("<p><b>Likely misconceptions</b></p><ul>" + "".join(
-            f"<li><code>{escape(s.id)}</code>: {escape(s.feedback.misconception)}</li>" for s in misconceptions)
+            f"<li><code>{escape(s.id)}</code>: {escape(s.feedback.misconception or '')}</li>" for s in misconceptions)
             + "</ul>")
     out.append(_table(result))
     failures = [s for s in result.scenarios if not s.passed]

@@ -7,7 +7,7 @@ a colouring one on a TTY); everything else gets plain text.
 from __future__ import annotations
 
 import textwrap
-from typing import Callable
+from collections.abc import Callable
 
 from grader.results import ScenarioResult, Status, SubmissionResult
 
@@ -54,6 +54,16 @@ def import_output(result: SubmissionResult) -> str:
         if text.strip():
             lines += [f"Printed on {stream} while importing {name}:", _indent(text.rstrip())]
     return "\n".join(lines)
+
+
+def not_graded(result: SubmissionResult) -> str:
+    """What the submission's format left out (a notebook's magics, demonstration code), one line
+    each under a heading ("" when nothing)."""
+    if not result.warnings:
+        return ""
+    count = len(result.warnings)
+    return "\n".join([f"{count} part{'s' * (count != 1)} of the file {'are' if count != 1 else 'is'} not graded "
+                      f"(they run in Jupyter only):", *(f"    {warning}" for warning in result.warnings)])
 
 
 def one_line(result: SubmissionResult) -> str:

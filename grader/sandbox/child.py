@@ -35,10 +35,10 @@ import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import encoding  # noqa: E402  (sibling modules, imported by path)
-import framing  # noqa: E402
-import landlock  # noqa: E402
-import proctree  # noqa: E402
+import encoding
+import framing
+import landlock
+import proctree
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_DUMPABLE = 4
@@ -385,7 +385,8 @@ def _import_submission(job, results):
         else:
             spec.loader.exec_module(module)
     except BaseException as error:  # SystemExit at import is an import failure too
-        _send(results, {"kind": "import_error", "error": encoding.raised_record(error, _student_traceback(error, path))})
+        record = encoding.raised_record(error, _student_traceback(error, path))
+        _send(results, {"kind": "import_error", "error": record})
         _flush_std()
         os._exit(0)
     _send(results, {"kind": "ready"})

@@ -16,18 +16,19 @@ import signal
 import tempfile
 import time
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import proctree
 from grader.sandbox.decoding import decode
 from grader.sandbox.framing import FrameReader, ProtocolError, frame, pack_code
 from grader.sandbox.safe_text import printable
-from grader.values import Raised
 from grader.sandbox.spawn import Warden
+from grader.values import Raised
 
 if TYPE_CHECKING:
     from grader.sandbox.isolation import IsolationPlan
@@ -162,7 +163,7 @@ class Sandbox:
             shutil.rmtree(self.job_dir, ignore_errors=True)
             self.job_dir = None
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -183,6 +184,18 @@ class Sandbox:
                 os.kill(self._zygote, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+    def abort(self) -> None:
+        """Kill this sandbox's processes now, from any thread (Ctrl-C): the thread driving it finds
+        them dead and stops. Its pipes stay open until :meth:`close`."""
+        if self.process.returncode is not None:
+            return
+        self.kill_submission()
+        proctree.kill_children(self.process.pid)
+        try:
+            os.kill(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def sweep(self) -> int:
         """Kill every process in the tree except the warden and the zygote (strays of a scenario)."""
@@ -473,7 +486,8 @@ def _checked_envelope(message) -> dict:
         if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
             raise ProtocolError(f"a {kind} message needs {name}")
     if kind == "result":
-        if ("observations" in message) == ("error" in message) or set(message) - {"kind", "index", "observations", "error"}:
+        if ("observations" in message) == ("error" in message) or \
+                set(message) - {"kind", "index", "observations", "error"}:
             raise ProtocolError("a result holds either observations or an error")
         if "error" in message and not isinstance(message["error"], Raised):
             raise ProtocolError("a result's error must be an exception record")
