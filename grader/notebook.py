@@ -104,9 +104,11 @@ def find_notebook(namespace: dict, assignment: str | os.PathLike | None = None) 
     raise UsageError("cannot tell which notebook to check: pass it, e.g. %grader check autodiff.ipynb")
 
 
-def save_and_wait(path: Path, wait: float = SAVE_WAIT_SECONDS) -> bool:
-    """Ask the frontend to save the notebook; whether the file changed within ``wait`` s."""
+def save_and_wait(path: Path, wait: float | None = None) -> bool:
+    """Ask the frontend to save the notebook; whether the file changed within ``wait`` s (default
+    :data:`SAVE_WAIT_SECONDS`)."""
     from IPython.display import Javascript, display
+    wait = SAVE_WAIT_SECONDS if wait is None else wait
     before = path.stat().st_mtime_ns if path.exists() else None
     display(Javascript(_SAVE_SCRIPT))
     deadline = time.monotonic() + wait

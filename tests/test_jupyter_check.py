@@ -81,3 +81,53 @@ def test_usage_and_errors_are_shown_not_raised(folder):
     empty = folder.parent / "empty"
     empty.mkdir()
     assert "cannot tell which notebook to check" in run_cell("%grader check", empty)["text"]
+
+
+def _solved_notebook(folder: Path, source: str | None = None) -> Path:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_notebook", ROOT / "solutions" / "make_notebook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = folder / "autodiff.ipynb"
+    path.write_text(module.make_notebook(source or SOLUTION.read_text(), (EXERCISE / "README.md").read_text(),
+                                         SOLUTION.read_text()))
+    return path
+
+
+def test_a_notebook_checks_itself_found_by_its_name_or_the_frontends_word(folder):
+    source = SOLUTION.read_text().replace("        return Tensor(self.data)   #", "        return self   #")
+    _solved_notebook(folder, source)
+    shown = run_cell("%grader check --seed 2", folder)  # no name: the assignment's, as a notebook
+    assert shown["passed"] is False and "autodiff.ipynb" in shown["text"]
+    assert "detach() returned y itself" in shown["html"]
+    elsewhere = folder.parent / "elsewhere"
+    elsewhere.mkdir()
+    told = run_cell(f"__vsc_ipynb_file__ = {str(folder / 'autodiff.ipynb')!r}\n"
+                    f"import grader.notebook\ngrader.notebook.check(assignment={str(folder)!r}, seed=2)", elsewhere)
+    assert told["score"] == shown["score"]
+
+
+def test_the_notebooks_left_out_lines_are_listed(folder):
+    path = _solved_notebook(folder)
+    import nbformat
+    node = nbformat.read(path, as_version=4)
+    node.cells.insert(1, nbformat.v4.new_code_cell("%matplotlib inline\nprint('hello')", id="demo"))
+    nbformat.write(node, path)
+    shown = run_cell("%grader check autodiff.ipynb", folder)
+    assert shown["passed"] is True
+    html = ET.fromstring(shown["html"])
+    listed = [item.findtext("code") for item in html.findall(".//details/ul/li")]
+    assert listed == ["autodiff.ipynb, cell 2, line 1: not graded: %matplotlib inline (IPython syntax, not Python)",
+                      "autodiff.ipynb, cell 2, line 2: not graded: print('hello') (top-level code runs in Jupyter "
+                      "only: definitions, imports and simple assignments are graded)"]
+
+
+def test_in_a_notebook_that_could_not_be_saved_the_check_says_so(folder):
+    _solved_notebook(folder)
+    # A kernel attribute is what tells a notebook's shell (ipykernel's) from a terminal's; nobody is
+    # there to act on the save request, so the file does not change and the check must say so.
+    shown = run_cell("get_ipython().kernel = object()\nimport grader.notebook\n"
+                     "grader.notebook.SAVE_WAIT_SECONDS = 0.3\n"
+                     "grader.notebook.check('autodiff.ipynb')", folder)
+    assert shown["text"].startswith("Could not save autodiff.ipynb for you, so this checks it as last saved")
+    assert shown["passed"] is True
