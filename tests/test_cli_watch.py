@@ -140,3 +140,24 @@ def test_watch_refuses_machine_formats(student):
     run = subprocess.run([str(GRADER), "check", "--watch", "--json"], cwd=student, capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 2 and "--watch shows the console report" in run.stderr
+
+
+def test_watch_rechecks_a_notebook_on_every_save(student):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_notebook", ROOT / "solutions" / "make_notebook.py")
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    readme = (EXERCISE / "README.md").read_text()
+    notebook = student / "autodiff.ipynb"
+    notebook.write_text(make.make_notebook(SOLUTION.read_text(), readme, SOLUTION.read_text()))
+    terminal = Terminal(str(GRADER), "check", "--watch", "autodiff.ipynb", cwd=student)
+    try:
+        terminal.read_until("Watching autodiff.ipynb")
+        assert "55/55 points" in terminal.screen
+        buggy = SOLUTION.read_text().replace(DETACH, "        return self   #")
+        save(notebook, make.make_notebook(buggy, readme, SOLUTION.read_text()))
+        screen = terminal.read_until("Watching autodiff.ipynb", count=2)
+        second = screen[screen.rindex(CLEAR):]
+        assert "detach() returned y itself" in second and "Checking autodiff.ipynb" in second
+    finally:
+        terminal.close()
