@@ -25,6 +25,7 @@ from grader.spec import SPEC_FILE
 if TYPE_CHECKING:
     from grader.results import SubmissionResult
     from grader.spec import Assignment
+    from grader.spec_cache import SpecCache
 
 CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # cursor home, clear the screen, clear the scrollback
 POLL_SECONDS = 0.005
@@ -62,7 +63,7 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
     ``render(result, assignment, seconds, problem)`` makes the text shown (``problem``: why the
     assignment could not be loaded, then no result); ``show`` writes it, the screen cleared first
     when ``clear``. A usage error (no such file) is raised before the first run."""
-    from grader.checking import assignment_folder, submission_file
+    from grader.checking import assignment_folder, submission_file, trusted_cache
     from grader.loading import load_assignment, read_plan
 
     cwd = cwd or Path.cwd()
@@ -79,10 +80,12 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
 
     seen = {each: stamp(each) for each in files}
     assignment, problem = loaded()
+    cache = trusted_cache()
     while True:
         started = time.monotonic()
-        result = _check(path, assignment, seed, sandbox) if assignment is not None else None
+        result = _check(path, assignment, seed, sandbox, cache) if assignment is not None else None
         show((CLEAR if clear else "") + render(result, assignment, time.monotonic() - started, problem))
+        sandbox.stop()  # readied for the next save while nobody waits
         now = _wait_for_change(files, seen)
         if assignment is None or any(now[each] != seen[each] for each in spec_files):
             assignment, problem = loaded()
@@ -98,9 +101,20 @@ def _wait_for_change(files: tuple[Path, ...], seen: dict[Path, Stamp | None]) ->
             return now
 
 
-def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox) -> SubmissionResult:
-    from grader.runner import grade_submission
-    return grade_submission(path, assignment, seed=seed, sandbox=sandbox)
+def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox, cache: SpecCache | None
+           ) -> SubmissionResult:
+    """Grade the public scenarios, as ``grader check`` does; the sandbox is left to stop later."""
+    from grader.formats import ReadContext
+    from grader.runner import Run, execute, judge_run
+    from grader.submission import read_submission
+    from grader.visibility import Scope
+
+    submission = read_submission(path, assignment.forbidden_imports, ReadContext(assignment=assignment.id, cache=cache))
+    if submission.problem is not None:
+        return judge_run(Run(submission, seed, Scope.PUBLIC, error=submission.problem), assignment)
+    run = execute(submission, assignment, sandbox, seed=seed, scope=Scope.PUBLIC,
+                  inputs=lambda planned: assignment.inputs(planned.id, seed))
+    return judge_run(run, assignment)
 
 
 def console_view(*, colours: bool, verbose: bool) -> View:
