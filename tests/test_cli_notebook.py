@@ -176,10 +176,11 @@ def test_another_assignments_notebook_is_refused(folder):
     assert code == 1 and "is the notebook of the assignment 'linreg', not of 'autodiff'" in result["error"]
 
 
-def test_checking_a_py_never_imports_nbformat(folder):
+def test_checking_a_py_never_imports_nbformat_nor_the_notebook_reader(folder):
     probe = ("import sys, runpy\nsys.argv = ['grader', 'check', '--json', {path!r}, '--assignment', {exercise!r}]\n"
              "try:\n    from grader.cli import main\n    main()\nexcept SystemExit:\n    pass\n"
-             "print('NBFORMAT' if 'nbformat' in sys.modules else 'CLEAN')\n")
+             "loaded = [m for m in ('nbformat', 'fastjsonschema', 'grader.formats.notebook') if m in sys.modules]\n"
+             "print(loaded or 'CLEAN')\n")
     run = subprocess.run([sys.executable, "-c", probe.format(path=str(SOLUTION), exercise=str(EXERCISE))],
                          capture_output=True, text=True, timeout=120, check=False)
     assert run.stdout.strip().endswith("CLEAN"), run.stdout[-300:] + run.stderr
