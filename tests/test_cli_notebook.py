@@ -177,13 +177,14 @@ def test_another_assignments_notebook_is_refused(folder):
 
 
 def test_checking_a_py_never_imports_nbformat_nor_the_notebook_reader(folder):
-    probe = ("import sys, runpy\nsys.argv = ['grader', 'check', '--json', {path!r}, '--assignment', {exercise!r}]\n"
-             "try:\n    from grader.cli import main\n    main()\nexcept SystemExit:\n    pass\n"
+    probe = ("import sys\nsys.argv = ['grader', 'check', '--json', {path!r}, '--assignment', {exercise!r}]\n"
+             "try:\n    from grader.cli import main\n    main()\nexcept SystemExit as done:\n"
+             "    print('exit', done.code)\n"
              "loaded = [m for m in ('nbformat', 'fastjsonschema', 'grader.formats.notebook') if m in sys.modules]\n"
              "print(loaded or 'CLEAN')\n")
     run = subprocess.run([sys.executable, "-c", probe.format(path=str(SOLUTION), exercise=str(EXERCISE))],
                          capture_output=True, text=True, timeout=120, check=False)
-    assert run.stdout.strip().endswith("CLEAN"), run.stdout[-300:] + run.stderr
+    assert run.stdout.strip().endswith("exit 0\nCLEAN"), run.stdout[-300:] + run.stderr
 
 
 # --------------------------------------------------------------------------- grade and Gradescope
