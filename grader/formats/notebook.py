@@ -13,7 +13,7 @@ code cells become one Python module, cell after cell, each line where it is in i
 A cell tagged ``not-graded`` (:data:`NOT_GRADED_TAG`; the handout's "Try it yourself" and check
 cells) is left out whole, without a warning: its author chose so, and Jupyter shows the tag.
 
-Every line left out is a :class:`~grader.formats.ipython_syntax.Dropped` in the result, never
+Every line left out is a :class:`~grader.formats.dropped.Dropped` in the result, never
 silent. Limits: the file may be up to :data:`MAX_NOTEBOOK_BYTES` (outputs, images included), its
 code cells together up to :data:`MAX_CODE_BYTES` (the limit of a ``.py`` submission). The
 handout notebook names its assignment in its metadata (:data:`METADATA_KEY`), so a notebook of
