@@ -1,10 +1,14 @@
 """What a notebook's module leaves out of its code cells, and why: the vocabulary shared by the
-IPython rules, the statement rules and the reports."""
+IPython rules, the statement rules and the reports.
+
+The reader's value types are NamedTuples, not dataclasses: they are created when a notebook check
+imports the reader, on the way to the sandbox, and a frozen dataclass costs several times as much
+to create (see benchmarks/README.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class DropReason(Enum):
@@ -20,8 +24,7 @@ class DropReason(Enum):
     DEPENDS_ON_DROPPED = "it uses a name that only a line not graded defines"
 
 
-@dataclass(frozen=True)
-class Dropped:
+class Dropped(NamedTuple):
     """Lines ``line`` to ``end_line`` of a cell (1-based, in the cell) left out, and why."""
 
     line: int

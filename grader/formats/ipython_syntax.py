@@ -19,7 +19,7 @@ string (Python, not IPython), it stays.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from grader.formats.dropped import Dropped, DropReason
 
@@ -32,8 +32,7 @@ _LINE_MAGIC = re.compile(
     r"|[A-Za-z_][\w.]*\?\??[ \t]*$)")                                   # name?, name??
 
 
-@dataclass(frozen=True)
-class CellText:
+class CellText(NamedTuple):
     """A code cell's source after the IPython rules: ``lines`` (each ending in a newline, one per
     line of the cell), or ``None`` for a cell dropped whole."""
 

@@ -9,12 +9,13 @@ the student never saw.
 from __future__ import annotations
 
 import bisect
-import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import re
 
 
-@dataclass(frozen=True)
-class CellLine:
+class CellLine(NamedTuple):
     """A line of a notebook: ``cell`` is the cell's position among all cells (1-based, markdown
     cells counted, as Jupyter and VS Code number them), ``cell_id`` its nbformat id (None before
     nbformat 4.5), ``line`` the line in the cell (1-based)."""
@@ -28,8 +29,7 @@ class CellLine:
         return f"{notebook}, cell {self.cell}, line {self.line}"
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """Module lines ``start`` to ``start + length - 1`` (1-based) are the lines of one cell."""
 
     start: int
@@ -38,8 +38,7 @@ class Segment:
     cell_id: str | None
 
 
-@dataclass(frozen=True)
-class LineMap:
+class LineMap(NamedTuple):
     segments: tuple[Segment, ...]
 
     def locate(self, module_line: int) -> CellLine | None:
@@ -58,7 +57,7 @@ class LineMap:
         return None if segment is None or not 0 < line <= segment.length else segment.start + line - 1
 
 
-_FRAME = re.compile(r'^(?P<indent>\s*)File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<rest>.*)$', re.MULTILINE)
+_FRAME = r'^(?P<indent>\s*)File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<rest>.*)$'  # a traceback's frame line
 
 
 def relocate_traceback(traceback: str, module_file: str, where) -> str:
@@ -66,7 +65,7 @@ def relocate_traceback(traceback: str, module_file: str, where) -> str:
     from: ``where(N)`` (e.g. ``File "autodiff.ipynb", cell 7, line 3, in detach``); frames of other
     files, and lines ``where`` does not know (None), stay as they are."""
 
-    def relocated(match: re.Match) -> str:
+    def relocated(match: re.Match[str]) -> str:
         if match["file"] != module_file:
             return match[0]
         place = where(int(match["line"]))
@@ -74,4 +73,5 @@ def relocate_traceback(traceback: str, module_file: str, where) -> str:
             return match[0]
         notebook, _, rest = place.partition(", ")
         return f'{match["indent"]}File "{notebook}", {rest}{match["rest"]}'
-    return _FRAME.sub(relocated, traceback)
+    import re
+    return re.sub(_FRAME, relocated, traceback, flags=re.MULTILINE)

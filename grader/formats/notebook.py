@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from grader.formats import FormatProblem, ModuleSource, ReadContext
 from grader.formats.cell_statements import CellPolicy, Names, select_statements
@@ -48,8 +47,7 @@ class NotebookError(ValueError):
     """The file cannot be graded as a notebook; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):
     """A dropped stretch of a cell: its place in the notebook and what was dropped."""
 
     where: CellLine
@@ -63,8 +61,7 @@ class Located:
         return f"{notebook}, cell {self.where.cell}, {lines}: not graded: {text} ({self.dropped.reason.value})"
 
 
-@dataclass(frozen=True)
-class NotebookModule:
+class NotebookModule(NamedTuple):
     """The module built from a notebook: its text, where each of its lines came from, and what
     was left out."""
 
@@ -233,13 +230,12 @@ def _blank(lines: tuple[str, ...], dropped: list[Dropped]) -> tuple[str, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
 class NotebookFormat:
     """The ``.ipynb`` entry of the table of formats (:mod:`grader.formats`). The module is imported
     as ``<stem>.py`` (the sandbox imports Python files); its lines map back to cells."""
 
-    name: str = "Jupyter notebook"
-    max_file_bytes: int = MAX_NOTEBOOK_BYTES
+    name = "Jupyter notebook"
+    max_file_bytes = MAX_NOTEBOOK_BYTES
 
     def read(self, path: Path, data: bytes, context: ReadContext) -> ModuleSource:
         try:
