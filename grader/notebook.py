@@ -93,8 +93,11 @@ def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.Pat
 def find_notebook(namespace: dict, assignment: str | os.PathLike | None = None) -> Path:
     """The notebook this kernel runs, as the frontends tell it, else ``<submission stem>.ipynb`` here."""
     for told in (namespace.get("__vsc_ipynb_file__"), namespace.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
-        if isinstance(told, str) and told.endswith(".ipynb") and Path(told).is_file():
-            return Path(told)
+        if isinstance(told, str) and told.endswith(".ipynb"):
+            # JupyterLab tells the path from the server's root; the kernel runs in the notebook's folder.
+            for candidate in (Path(told), Path(Path(told).name)):
+                if candidate.is_file():
+                    return candidate
     folder = Path(assignment) if assignment is not None else Path.cwd()
     name = _submission_name(folder)
     if name is not None:

@@ -183,7 +183,8 @@ def test_a_widget_cell_is_read_without_a_kernel_and_dropped():
 
 
 def test_warnings_say_cell_line_and_why():
-    module = read(notebook("!pip install d2l==1.0.3\n%matplotlib inline", "%%tab pytorch\nimport torch\nx = 1"))
+    module = read(notebook("!pip install d2l==1.0.3\n%matplotlib inline", "%%tab pytorch\nimport torch\nx = 1",
+                           "import numpy as np"))
     assert module.warnings("autodiff.ipynb") == (
         "autodiff.ipynb, cell 1, line 1: not graded: !pip install d2l==1.0.3 (IPython syntax, not Python)",
         "autodiff.ipynb, cell 1, line 2: not graded: %matplotlib inline (IPython syntax, not Python)",
@@ -197,3 +198,8 @@ def test_cells_before_nbformat_4_5_have_no_ids():
     del data["cells"][0]["id"]
     module = read_notebook(json.dumps(data).encode(), "autodiff.ipynb", assignment="autodiff")
     assert module.line_map.locate(1).cell_id is None
+
+
+def test_a_notebook_without_graded_code_is_refused_clearly():
+    with pytest.raises(NotebookError, match=r"has no code to grade \(2 code cells, none with graded code\)"):
+        read(notebook(("md", "# My answers"), "print('hi')", "%matplotlib inline"))

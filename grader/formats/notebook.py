@@ -180,6 +180,10 @@ def build_module(notebook: dict, name: str, policy: CellPolicy, forbidden: tuple
         segments.append(Segment(line, len(lines), number, cell_id))
         pieces += lines
         line += len(lines)
+    if not pieces:
+        code_cells = sum(1 for cell in notebook["cells"] if isinstance(cell, dict) and cell.get("cell_type") == "code")
+        raise NotebookError(f"{name} has no code to grade ({code_cells} code cell{'s' * (code_cells != 1)}, "
+                            f"none with graded code): is it the notebook you worked in?")
     return NotebookModule("".join(pieces), LineMap(tuple(segments)), tuple(dropped))
 
 
