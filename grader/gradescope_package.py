@@ -23,6 +23,7 @@ from grader import atomic
 from grader.errors import UsageError
 from grader.loading import load_assignment
 from grader.report import gradescope
+from grader.runner import grade_submission
 from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment
 from grader.wheel import build_wheel
 
@@ -90,8 +91,6 @@ def _add(bundle: zipfile.ZipFile, name: str, data: str | bytes, executable: bool
 
 def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY) -> dict:
     """Grade the submission in ``root/submission`` and write ``root/results/results.json``."""
-    from grader.runner import grade_submission
-
     source = root / "source"
     assignment = load_assignment(source / "assignment", hidden=source / "solutions")
     results_file = root / "results" / "results.json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
 
@@ -72,12 +72,10 @@ def read_submission(path: Path, forbidden: tuple[str, ...] = ()) -> Submission:
 
 
 def _with(submission: Submission, problem: str) -> Submission:
-    from dataclasses import replace
     return replace(submission, problem=problem)
 
 
 def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...]) -> Submission:
-    from dataclasses import replace
     submission = replace(read, module_file=module.filename, module_text=module.text, warnings=module.warnings,
                          locate=module.locate)
     encoded = len(module.text.encode("utf-8", "surrogatepass"))
