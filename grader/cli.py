@@ -89,6 +89,8 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
     with _errors_to_exit_codes(context), _session(context).take_sandbox() as sandbox:
         from grader.checking import run_check
 
+        if junit is not None:
+            _writable(junit, "--junit")
         checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
         result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
@@ -146,19 +148,26 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
 
+        _writable(out, "--out", folder=True)
+        if junit is not None:
+            _writable(junit, "--junit")
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
                                gradescope=output_format == "gradescope",
                                hidden_visibility=ShownTo(hidden_visibility))
         display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
         report = grade_batch(submissions, assignment, out, options, on_update=display.update)
+        display.stop()
         if report.interrupted:
-            click.echo(f"\nInterrupted: {report.graded} results are saved in {out}; rerun the same command "
-                       "to grade the rest.", err=True)
+            click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
+                       f"{'are' if report.graded != 1 else 'is'} saved in {out}"
+                       + (f" ({report.reused} from before)" if report.reused else "")
+                       + f"; {_count(report.left, 'submission')} not graded yet. "
+                       "Rerun the same command to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
         if junit is not None:
             _write_junit(junit, OutputFolder(out).stored_results(report.rows))
-        click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
+        click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
@@ -181,6 +190,7 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
         from grader.loading import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
+        _writable(out, "--out")
         build_package(assignment, out, hidden_visibility)
         click.echo(f"Wrote {out}: upload it as the autograder of a Gradescope programming assignment "
                    f"(base image with Python >= 3.11).")
@@ -199,6 +209,19 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
 
         document = run_in_gradescope(root or default_root(), hidden_visibility)
         click.echo(f"Score: {document['score']:g}")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _writable(path: Path, option: str, folder: bool = False) -> None:
+    """Refuse a path that cannot be written before any work starts (a usage error, not a crash)."""
+    from grader import atomic
+    from grader.errors import UsageError
+    problem = atomic.unwritable(path, folder=folder)
+    if problem is not None:
+        raise UsageError(f"{option} {path}: cannot write there: {problem}; choose another path")
 
 
 def _write_junit(path: Path, results) -> None:

@@ -44,6 +44,7 @@ class Found:
 class Discovery:
     submissions: list[Found] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)  # student id (or entry name) -> what is wrong
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (path under SUBMISSIONS, why it is not one)
 
 
 def discover(source: Path, submission_name: str, unpack_to: Path) -> Discovery:
