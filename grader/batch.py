@@ -126,7 +126,8 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     ordered = [rows[key] for key in sorted(rows)]
     summary = gradebook.summarize(ordered)
     summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
-                   grader_version=grader.__version__, complete=not interrupted)
+                   grader_version=grader.__version__, complete=not interrupted,
+                   ignored=[{"path": path, "why": why} for path, why in found.ignored])
     if not interrupted:
         _write_gradebook(out, ordered, summary)
     return BatchReport(ordered, summary, seed, graded=len(todo), reused=progress.reused, interrupted=interrupted)

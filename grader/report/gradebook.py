@@ -22,6 +22,7 @@ from grader.results import Status, SubmissionResult
 
 BINS = 10
 BAR_WIDTH = 30
+IGNORED_SHOWN = 20   # ignored files printed; summary.json lists them all
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NOT_RUN = float("nan")
@@ -172,6 +173,12 @@ def render_summary(summary: dict) -> str:
     if summary["ungradable"]:
         out += ["", "Could not be graded:"]
         out += [f"  {u['student_id']}: {u['reason']}" for u in summary["ungradable"]]
+    ignored = summary.get("ignored") or []
+    if ignored:
+        out += ["", f"Ignored ({len(ignored)}, all listed in summary.json):"]
+        out += [f"  {i['path']}: {i['why']}" for i in ignored[:IGNORED_SHOWN]]
+        if len(ignored) > IGNORED_SHOWN:
+            out.append(f"  ... and {len(ignored) - IGNORED_SHOWN} more")
     return "\n".join(out) + "\n"
 
 
