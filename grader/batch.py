@@ -85,6 +85,11 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     """Grade every submission in ``source`` into ``out`` (see the module doc for the layout)."""
     if assignment.hidden_directory is None:
         raise UsageError("grading needs the hidden scenarios too (load the assignment with its solutions folder)")
+    if options.gradescope:
+        problem = gradescope_report.hidden_visibility_problem(
+            options.hidden_visibility, sum(s.points for s in assignment.scenarios if s.visibility == "hidden"))
+        if problem:
+            raise UsageError(problem)
     out.mkdir(parents=True, exist_ok=True)
     results_dir = out / "results"
     for folder in (results_dir, out / "gradescope", out):
