@@ -94,7 +94,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     results_dir = out / "results"
     for folder in (results_dir, out / "gradescope", out):
         atomic.remove_leftovers(folder)
-    found = discover(source, assignment.submission, out / ".work" / "unpacked")
+    found = discover(source, assignment.submission, out / ".work" / "unpacked", exclude=out)
     seed = _batch_seed(out, assignment, options.seed)
     rows = {student: gradebook.Row.of(student, None, problem) for student, problem in found.problems.items()}
     progress = Progress(total=len(found.submissions) + len(found.problems), done=len(found.problems),

@@ -113,8 +113,9 @@ class Choice:
 
 
 def discover(source: Path, submission_name: str, unpack_to: Path,
-             suffixes: Sequence[str] = DEFAULT_SUFFIXES) -> Discovery:
-    """Account for every file in ``source`` (a folder or a .zip, unpacked into ``unpack_to``)."""
+             suffixes: Sequence[str] = DEFAULT_SUFFIXES, *, exclude: Path | None = None) -> Discovery:
+    """Account for every file in ``source`` (a folder or a .zip, unpacked into ``unpack_to``).
+    ``exclude``: a folder that may lie inside ``source`` and is nobody's (the run's output folder)."""
     suffixes = tuple(suffix.lower() for suffix in suffixes)
     if not source.exists():
         raise UsageError(f"{source} does not exist")
@@ -125,7 +126,7 @@ def discover(source: Path, submission_name: str, unpack_to: Path,
             raise UsageError(f"{source} is neither a folder nor a .zip of submissions")
         items = zip_items(read_directory(source), ignored)
     else:
-        items = folder_items(source, ignored)
+        items = folder_items(source, ignored, exclude)
     items = _unwrapped(items, submission_name, suffixes)
     found = Discovery()
     picked: list[tuple[str, Item, Identity]] = []
@@ -184,8 +185,13 @@ def choose(files: list[tuple[int, Item, Role]]) -> Choice:
 
 # -- the tree, from a folder or a zip -------------------------------------------------------------
 
-def folder_items(root: Path, ignored: dict[str, Ignored]) -> list[Item]:
-    """Every file and folder under ``root`` (links not followed), minus what is ignored by rule."""
+def folder_items(root: Path, ignored: dict[str, Ignored], exclude: Path | None = None) -> list[Item]:
+    """Every file and folder under ``root`` (links not followed), minus what is ignored by rule
+    and the folder ``exclude``."""
+    try:
+        excluded = os.stat(exclude)[1:3] if exclude is not None else None  # (inode, device)
+    except OSError:
+        excluded = None
     items: list[Item] = []
     stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
     while stack:
@@ -207,6 +213,10 @@ def folder_items(root: Path, ignored: dict[str, Ignored]) -> list[Item]:
             if child.is_symlink():
                 items.append(Item(path, Kind.LINK))
             elif child.is_dir(follow_symlinks=False):
+                if excluded is not None and child.stat(follow_symlinks=False)[1:3] == excluded:
+                    shown_path = shown("/".join(path)) + "/"
+                    ignored[shown_path] = Ignored(shown_path, "this run's output folder (--out)")
+                    continue
                 stack.append((Path(child.path), path))
             elif child.is_file(follow_symlinks=False):
                 items.append(Item(path, Kind.FILE, child.stat(follow_symlinks=False).st_size))

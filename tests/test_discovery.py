@@ -236,6 +236,13 @@ def test_a_name_that_is_not_utf8_is_refused_with_the_byte(tmp_path):
     assert key == "garc\\xeda" and "byte 0xED" in problem and problem.startswith("garc\\xeda.py: ")
 
 
+def test_the_output_folder_inside_submissions_is_nobodys(tmp_path):
+    folder = make(tmp_path / "in", "alice.py", "out/results/alice.json", "out/gradebook.csv")
+    found = discover(folder, "autodiff.py", folder / "out" / ".work", exclude=folder / "out")
+    assert ids(found) == ["alice"] and not found.problems
+    assert found.ignored == [("out/", "this run's output folder (--out)")]
+
+
 def test_nothing_to_grade_says_what_was_ignored(tmp_path):
     with pytest.raises(UsageError, match=r"nothing to grade in .* \(1 ignored: \.DS_Store\)"):
         run(make(tmp_path / "in", ".DS_Store"), tmp_path)
