@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from grader.errors import UsageError
 from grader.lms_names import shown
@@ -167,7 +167,7 @@ class _LargerThanDeclared(Exception):
     pass
 
 
-def _copy_capped(source: BinaryIO, sink: BinaryIO, limit: int) -> None:
+def _copy_capped(source: IO[bytes], sink: IO[bytes], limit: int) -> None:
     """Copy at most ``limit`` bytes: the sizes in a zip's directory can lie, and zipfile's own
     check comes only at the end of the stream."""
     left = limit

@@ -62,7 +62,7 @@ def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAUL
         raise ValueError(problem)
     if execution_time is None:
         execution_time = result.timings.get("total")
-    document = {"score": result.score}
+    document: dict[str, object] = {"score": result.score}
     if execution_time is not None:
         document["execution_time"] = round(float(execution_time), 3)
     document.update({
