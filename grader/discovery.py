@@ -1,8 +1,9 @@
 """Find the submissions to grade in SUBMISSIONS, the student each belongs to, and account for every
 other file: no student is ever silently lost.
 
-``SUBMISSIONS`` (of ``grader grade``) is a folder or a ``.zip`` (read by :mod:`grader.safe_unzip`;
-only the files to grade are unpacked, into the output folder). A single folder wrapping everything
+``SUBMISSIONS`` (of ``grader grade``) is a folder or a ``.zip``, listed alike by
+:mod:`grader.submission_tree` (a zip through :mod:`grader.safe_unzip`, which then unpacks only the
+files to grade, into the output folder). A single folder wrapping everything
 (as many zips have) is looked through. Each entry at the top belongs to one student, by its name
 (:mod:`grader.lms_names`: Canvas and Moodle downloads, or plain ``<student-id>.py`` files and
 ``<student-id>/`` folders); several entries may belong to the same student. Every file under
@@ -23,19 +24,19 @@ of any other name. More than one candidate is a problem ("keep one"), never a gu
 
 from __future__ import annotations
 
-import os
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import NamedTuple
 
 from grader.errors import UsageError
-from grader.lms_names import (Identity, NameSystem, Owner, Role, id_problem, ignore_rule, is_code, is_lms_folder,
-                              owner_of_file, owner_of_folder, role_of, shown)
-from grader.safe_unzip import ZipEntry, read_directory, unpack
+from grader.lms_names import (Identity, NameSystem, Owner, Role, id_problem, is_code, is_lms_folder, owner_of_file,
+                              owner_of_folder, role_of, shown)
+from grader.safe_unzip import read_directory, unpack
 from grader.submission import MAX_SUBMISSION_BYTES
+from grader.submission_tree import Ignored, Item, Kind, folder_items, zip_items
+
+__all__ = ["DEFAULT_SUFFIXES", "Discovery", "Found", "Ignored", "choose", "discover", "find_submission"]
 
 DEFAULT_SUFFIXES = (".py", ".ipynb")
 _LISTED = 5  # names quoted in one message before "and N more"
@@ -55,50 +56,11 @@ class Found:
             object.__setattr__(self, "identity", Identity(NameSystem.PLAIN, self.student_id))
 
 
-class Ignored(NamedTuple):
-    """A file or folder not graded and not anyone's error: its path inside SUBMISSIONS (a folder
-    ends in '/') and why."""
-
-    path: str
-    why: str
-
-
 @dataclass
 class Discovery:
     submissions: list[Found] = field(default_factory=list)     # sorted by student id
     problems: dict[str, str] = field(default_factory=dict)     # student id -> what is wrong, what to do
     ignored: list[Ignored] = field(default_factory=list)       # in path order
-
-
-class Kind(Enum):
-    FILE = "file"
-    FOLDER = "folder"
-    LINK = "symbolic link"
-    SPECIAL = "special file"
-
-
-@dataclass(frozen=True)
-class Item:
-    """A file or folder under SUBMISSIONS, from a folder walk or a zip's directory alike.
-
-    ``origin``: its path from the top of SUBMISSIONS; ``parts``: from the top once a wrapping
-    folder is looked through (what names the student)."""
-
-    origin: tuple[str, ...]
-    kind: Kind
-    size: int = 0
-    error: str | None = None            # a folder that could not be listed: why
-    entry: ZipEntry | None = None       # the zip entry to unpack, for a zip
-    depth: int = 0                      # wrapping folders looked through
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        return self.origin[self.depth:]
-
-    @property
-    def path(self) -> str:
-        """As shown to people: from the top of SUBMISSIONS, a folder ending in '/'."""
-        return shown("/".join(self.origin)) + ("/" if self.kind is Kind.FOLDER else "")
 
 
 @dataclass(frozen=True)
@@ -129,17 +91,12 @@ def discover(source: Path, submission_name: str, unpack_to: Path,
         items = folder_items(source, ignored, exclude)
     items = _unwrapped(items, submission_name, suffixes)
     found = Discovery()
-    picked: list[tuple[str, Item, Identity]] = []
-    for student, sources in sorted(_by_student(items).items()):
-        chosen = _account(student, sources, submission_name, suffixes, found.problems, ignored)
-        if chosen is not None:
-            identity = next(source.owner.identity for source in sources if source.top == chosen.parts[0])
-            picked.append((student, chosen, identity))
+    picked = [chosen for student, sources in sorted(_by_student(items).items())
+              if (chosen := _account(student, sources, submission_name, suffixes, found.problems, ignored))]
+    failed: dict[str, str] = {}
     if is_zip:
         failed = unpack(source, [item.entry for _, item, _ in picked if item.entry is not None], unpack_to)
-        root = unpack_to
-    else:
-        failed, root = {}, source
+    root = unpack_to if is_zip else source
     for student, item, identity in picked:
         path = root.joinpath(*item.origin)
         problem = failed.get(item.entry.name) if item.entry is not None else _unreadable(path, item)
@@ -161,6 +118,8 @@ def find_submission(folder: Path, submission_name: str,
     """One student's folder (Gradescope's ``/autograder/submission``): the file to grade, or None
     and the paths inside ``folder`` that could each be it (empty when none could)."""
     suffixes = tuple(suffix.lower() for suffix in suffixes)
+    if not folder.is_dir():
+        return None, []
     items = [item for item in folder_items(folder, {}) if item.kind is not Kind.FOLDER]
     choice = choose([(0, item, role_of(item.parts[-1], submission_name, suffixes)) for item in items])
     if choice.picked is not None:
@@ -181,70 +140,6 @@ def choose(files: list[tuple[int, Item, Role]]) -> Choice:
     if len(candidates) == 1:
         return Choice(candidates[0], named=bool(named))
     return Choice(None, tuple(sorted(candidates, key=lambda item: item.path)), named=bool(named))
-
-
-# -- the tree, from a folder or a zip -------------------------------------------------------------
-
-def folder_items(root: Path, ignored: dict[str, Ignored], exclude: Path | None = None) -> list[Item]:
-    """Every file and folder under ``root`` (links not followed), minus what is ignored by rule
-    and the folder ``exclude``."""
-    try:
-        excluded = os.stat(exclude)[1:3] if exclude is not None else None  # (inode, device)
-    except OSError:
-        excluded = None
-    items: list[Item] = []
-    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
-    while stack:
-        folder, parts = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                children = sorted(listing, key=lambda child: child.name)
-        except OSError as error:
-            if parts:
-                items.append(Item(parts, Kind.FOLDER, error=error.strerror or str(error)))
-                continue
-            raise UsageError(f"{root} cannot be read ({error.strerror}); check its permissions") from error
-        if parts:
-            items.append(Item(parts, Kind.FOLDER))
-        for child in children:
-            path = (*parts, child.name)
-            if _ignored(path, ignored, child.is_dir(follow_symlinks=False)):
-                continue
-            if child.is_symlink():
-                items.append(Item(path, Kind.LINK))
-            elif child.is_dir(follow_symlinks=False):
-                if excluded is not None and child.stat(follow_symlinks=False)[1:3] == excluded:
-                    shown_path = shown("/".join(path)) + "/"
-                    ignored[shown_path] = Ignored(shown_path, "this run's output folder (--out)")
-                    continue
-                stack.append((Path(child.path), path))
-            elif child.is_file(follow_symlinks=False):
-                items.append(Item(path, Kind.FILE, child.stat(follow_symlinks=False).st_size))
-            else:
-                items.append(Item(path, Kind.SPECIAL))
-    return items
-
-
-def zip_items(entries: list[ZipEntry], ignored: dict[str, Ignored]) -> list[Item]:
-    """The zip's entries as items, minus what is ignored by rule (an ignored folder is listed once)."""
-    items = []
-    for entry in entries:
-        if any(_ignored(entry.parts[:depth], ignored, depth < len(entry.parts) or entry.is_dir)
-               for depth in range(1, len(entry.parts) + 1)):
-            continue
-        if entry.is_dir:
-            items.append(Item(entry.parts, Kind.FOLDER))
-        else:
-            items.append(Item(entry.parts, Kind.FILE, entry.size, entry=entry))
-    return items
-
-
-def _ignored(parts: tuple[str, ...], ignored: dict[str, Ignored], is_folder: bool) -> bool:
-    rule = ignore_rule(parts[-1])
-    if rule is not None:
-        path = shown("/".join(parts)) + ("/" if is_folder else "")
-        ignored.setdefault(path, Ignored(path, rule.value))
-    return rule is not None
 
 
 def _unwrapped(items: list[Item], submission_name: str, suffixes: tuple[str, ...]) -> list[Item]:
@@ -298,9 +193,9 @@ def _by_student(items: list[Item]) -> dict[str, list[_Source]]:
 
 
 def _account(student: str, sources: list[_Source], submission_name: str, suffixes: tuple[str, ...],
-             problems: dict[str, str], ignored: dict[str, Ignored]) -> Item | None:
-    """One student: their submission (returned), or their problem (put in ``problems``); their
-    other files go to ``ignored``."""
+             problems: dict[str, str], ignored: dict[str, Ignored]) -> tuple[str, Item, Identity] | None:
+    """One student: their submission (returned with the identity its entry's name gives), or their
+    problem (put in ``problems``); their other files go to ``ignored``."""
     key = shown(student)
     files = [(index, item, _role(source, item, submission_name, suffixes))
              for index, source in enumerate(sources) for item in source.items]
@@ -327,7 +222,10 @@ def _account(student: str, sources: list[_Source], submission_name: str, suffixe
     for _, item, _ in files:
         if item.path not in mentioned:
             ignored.setdefault(item.path, Ignored(item.path, why))
-    return choice.picked if problem is None else None
+    if problem is not None or choice.picked is None:
+        return None
+    top = choice.picked.parts[0]
+    return student, choice.picked, next(source.owner.identity for source in sources if source.top == top)
 
 
 def _role(source: _Source, item: Item, submission_name: str, suffixes: tuple[str, ...]) -> Role:
