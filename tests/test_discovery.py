@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import struct
 import subprocess
+import sys
+import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -213,18 +217,32 @@ def test_files_that_cannot_be_graded_are_their_students_problem(tmp_path):
     assert "not a regular file" in found.problems["piped"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
 def test_an_unreadable_file_or_folder_is_its_students_problem(tmp_path):
-    folder = make(tmp_path / "in", "alice.py", "bob/autodiff.py", "carl.py")
-    (folder / "alice.py").chmod(0)
-    (folder / "bob").chmod(0)
+    """As root every file is readable: then the discovery runs as a spare uid of this agent's range."""
+    base = Path(tempfile.mkdtemp(prefix="unreadable-"))  # /tmp/pytest-of-root is closed to other users
     try:
-        found = run(folder, tmp_path)
+        base.chmod(0o755)
+        folder = make(base / "in", "alice.py", "bob/autodiff.py", "carl.py")
+        for path in (folder, folder / "carl.py", folder / "bob" / "autodiff.py"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (folder / "alice.py").chmod(0)
+        (folder / "bob").chmod(0)
+        uid = int(os.environ.get("GRADER_SANDBOX_UID_BASE", "61000")) + 99
+        # Imports first (the interpreter lives under /root), then the uid drop, then the discovery.
+        program = ("import json, os, sys; from pathlib import Path; from grader.discovery import discover\n"
+                   f"if os.geteuid() == 0: os.setgid({uid}); os.setuid({uid})\n"
+                   "d = discover(Path(sys.argv[1]), 'autodiff.py', Path(sys.argv[2]))\n"
+                   "print(json.dumps([[f.student_id for f in d.submissions], d.problems]))")
+        done = subprocess.run([sys.executable, "-c", program, str(folder), str(base / "unpacked")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        submitted, problems = json.loads(done.stdout)
     finally:
-        (folder / "bob").chmod(0o755)
-    assert ids(found) == ["carl"]
-    assert found.problems["alice"] == "alice.py could not be read (Permission denied); fix its permissions and rerun"
-    assert found.problems["bob"] == "bob/ could not be read (Permission denied); fix its permissions and rerun"
+        (base / "in" / "bob").chmod(0o755)
+        shutil.rmtree(base)
+    assert submitted == ["carl"]
+    assert problems == {"alice": "alice.py could not be read (Permission denied); fix its permissions and rerun",
+                        "bob": "bob/ could not be read (Permission denied); fix its permissions and rerun"}
 
 
 def test_a_name_that_is_not_utf8_is_refused_with_the_byte(tmp_path):
