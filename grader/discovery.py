@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
-from grader.lms_names import (Identity, NameSystem, Owner, Role, id_problem, is_code, is_lms_folder, owner_of_file,
-                              owner_of_folder, role_of, shown)
+from grader.lms_names import (MAX_ID_BYTES, Identity, NameSystem, Owner, Role, id_problem, is_code, is_lms_folder,
+                              owner_of_file, owner_of_folder, role_of, shown)
 from grader.safe_unzip import read_directory, unpack
 from grader.submission import MAX_SUBMISSION_BYTES
 from grader.submission_tree import Ignored, Item, Kind, folder_items, zip_items
@@ -61,6 +61,8 @@ class Discovery:
     submissions: list[Found] = field(default_factory=list)     # sorted by student id
     problems: dict[str, str] = field(default_factory=dict)     # student id -> what is wrong, what to do
     ignored: list[Ignored] = field(default_factory=list)       # in path order
+    # Every student's, those with a problem too (an LMS import needs the id to post their 0).
+    identities: dict[str, Identity] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,9 @@ def discover(source: Path, submission_name: str, unpack_to: Path,
         items = folder_items(source, ignored, exclude)
     items = _unwrapped(items, submission_name, suffixes)
     found = Discovery()
-    picked = [chosen for student, sources in sorted(_by_student(items).items())
+    students = sorted(_by_student(items).items())
+    found.identities = {_key(student): sources[0].owner.identity for student, sources in students}
+    picked = [chosen for student, sources in students
               if (chosen := _account(student, sources, submission_name, suffixes, found.problems, ignored))]
     failed: dict[str, str] = {}
     if is_zip:
@@ -103,7 +107,7 @@ def discover(source: Path, submission_name: str, unpack_to: Path,
         if problem is None:
             found.submissions.append(Found(student, path, identity, "/".join(item.origin)))
         else:
-            found.problems[shown(student)] = problem
+            found.problems[_key(student)] = problem
     found.ignored = sorted(ignored.values())
     if not found.submissions and not found.problems:
         listed = f" ({len(found.ignored)} ignored: {_listing([i.path for i in found.ignored])})" if found.ignored else ""
@@ -196,7 +200,7 @@ def _account(student: str, sources: list[_Source], submission_name: str, suffixe
              problems: dict[str, str], ignored: dict[str, Ignored]) -> tuple[str, Item, Identity] | None:
     """One student: their submission (returned with the identity its entry's name gives), or their
     problem (put in ``problems``); their other files go to ``ignored``."""
-    key = shown(student)
+    key = _key(student)
     files = [(index, item, _role(source, item, submission_name, suffixes))
              for index, source in enumerate(sources) for item in source.items]
     choice = choose(files)
@@ -204,7 +208,6 @@ def _account(student: str, sources: list[_Source], submission_name: str, suffixe
     unreadable = next((source for source in sources if source.error), None)
     problem = id_problem(student)
     if problem is not None:
-        key = key if len(key) <= 120 else key[:117] + "..."
         problem = f"{_listing(sorted(source.path for source in sources))}: {problem}"
         mentioned = {source.path for source in sources}
     elif unreadable is not None:
@@ -275,6 +278,13 @@ def _unreadable(path: Path, item: Item) -> str | None:
             return None
     except OSError as error:
         return f"{item.path} could not be read ({error.strerror}); fix its permissions and rerun"
+
+
+def _key(student: str) -> str:
+    """The student's key in :class:`Discovery`'s mappings: the id itself when it is valid; printable
+    (\\xNN for bytes that are not UTF-8), and shortened when refused for its length."""
+    key = shown(student)
+    return key if len(key.encode()) <= MAX_ID_BYTES else key[:117] + "..."
 
 
 def _listing(names: list[str]) -> str:

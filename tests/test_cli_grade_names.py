@@ -122,3 +122,14 @@ def test_one_compressible_file_is_its_students_row_and_its_neighbours_are_graded
     assert gradebook["alice"]["score"] == gradebook["carl"]["score"] == "100"
     assert gradebook["bomb"]["status"].startswith("error: bomb.py is 3,000,000 bytes; a submission may be at most")
     assert not (tmp_path / "out" / ".work" / "unpacked" / "bomb.py").exists()
+
+
+def test_grade_refuses_a_gradescope_visibility_that_would_reveal_hidden_points(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(REFERENCE, folder / "alice.py")
+    done = grade(folder, tmp_path / "out", "--format", "gradescope", "--hidden-visibility", "hidden")
+    assert done.returncode == 2
+    assert done.stderr.startswith("Error: --hidden-visibility hidden would show students, before publication, "
+                                  "a total that includes the hidden scenarios' 45 points")
+    assert not (tmp_path / "out" / "results").exists() or not list((tmp_path / "out" / "results").iterdir())

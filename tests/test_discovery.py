@@ -132,6 +132,8 @@ def test_a_browser_copy_beside_the_original_is_a_second_submission(tmp_path):
     folder = make(tmp_path / "in", "smithjohn_12345_67890_autodiff.py", "smithjohn_12345_67890_autodiff (1).py",
                   "alice.py", "alice (1).py")
     found = run(folder, tmp_path)
+    assert found.identities["smithjohn_12345"].gradebook_key == "12345"  # an error row is posted too
+    assert found.identities["alice"].system is NameSystem.PLAIN
     assert found.problems == {
         "alice": "more than one submission for this student (alice (1).py, alice.py); keep one and rerun",
         "smithjohn_12345": "more than one submission for this student (smithjohn_12345_67890_autodiff (1).py, "
