@@ -20,6 +20,7 @@ from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
 from grader.outdir import OutputFolder
 from grader.progress import Progress
+from grader.report import gradescope as gradescope_report
 from grader.results import SubmissionResult
 from grader.runner import new_seed
 from grader.scoring import StudentRow, columns_of, max_score_of, summarize
@@ -57,9 +58,15 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     options, whether its submission was graded now or before."""
     if assignment.hidden_directory is None:
         raise UsageError("grading needs the hidden scenarios too (load the assignment with its solutions folder)")
+    if options.gradescope:
+        problem = gradescope_report.hidden_visibility_problem(
+            options.hidden_visibility.value,
+            sum(s.points for s in assignment.scenarios if s.visibility is Visibility.HIDDEN))
+        if problem:
+            raise UsageError(problem)
     folder = OutputFolder(out)
     folder.prepare()
-    found = discover(source, assignment.submission, folder.unpacked)
+    found = discover(source, assignment.submission, folder.unpacked, exclude=out)
     seed = folder.seed(assignment, options.seed, new_seed())
     max_score = max_score_of(assignment)
     rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in found.problems.items()}
@@ -113,7 +120,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     summary = summarize(ordered, max_score=max_score, columns=columns)
     summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
                    grader_version=grader.__version__, complete=not interrupted,
-                   ignored=[{"path": path, "reason": reason} for path, reason in found.ignored])
+                   ignored=[{"path": path, "why": why} for path, why in found.ignored])
     if not interrupted:
         folder.save_gradebook(ordered, summary, columns)
     return BatchReport(ordered, summary, seed, graded=progress.graded, reused=progress.reused,

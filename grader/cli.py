@@ -181,19 +181,23 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of every run on Gradescope. Default: one derived from the assignment's digest.")
 @click.pass_context
 def gradescope_package(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path,
-                       hidden_visibility: str) -> None:
+                       hidden_visibility: str, seed: int | None) -> None:
     """Build the autograder zip to upload to Gradescope (setup.sh, run_autograder, the grader wheel)."""
     with _errors_to_exit_codes(context):
-        from grader.gradescope_package import build_package
+        from grader.gradescope_package import build_package, memory_notes
         from grader.loading import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         _writable(out, "--out")
-        build_package(assignment, out, hidden_visibility)
+        build_package(assignment, out, hidden_visibility, seed=seed)
         click.echo(f"Wrote {out}: upload it as the autograder of a Gradescope programming assignment "
                    f"(base image with Python >= 3.11).")
+        for note in memory_notes(assignment):
+            click.echo(f"Note: {note}")
 
 
 @main.command("gradescope-run")
@@ -201,13 +205,15 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
               help="The autograder root. Default: $GRADER_AUTOGRADER_ROOT, else /autograder.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of the scenarios' inputs. Default: one derived from the assignment's digest.")
 @click.pass_context
-def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str) -> None:
+def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str, seed: int | None) -> None:
     """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it)."""
     with _errors_to_exit_codes(context):
         from grader.gradescope_package import default_root, run_in_gradescope
 
-        document = run_in_gradescope(root or default_root(), hidden_visibility)
+        document = run_in_gradescope(root or default_root(), hidden_visibility, seed=seed, log=click.echo)
         click.echo(f"Score: {document['score']:g}")
 
 

@@ -15,6 +15,7 @@ from grader.report.text import points
 from grader.scoring import Column, StudentRow, scenario_order
 
 BAR_WIDTH = 30
+IGNORED_SHOWN = 20   # ignored files printed; summary.json lists them all
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -92,9 +93,12 @@ def render_summary(summary: dict) -> str:
     if summary["ungradable"]:
         out += ["", "Could not be graded (0 points each):"]
         out += [f"  {u['student_id']}: {u['reason']}" for u in summary["ungradable"]]
-    if summary.get("ignored"):
-        out += ["", "Not submissions, ignored:"]
-        out += [f"  {item['path']}: {item['reason']}" for item in summary["ignored"]]
+    ignored = summary.get("ignored") or []
+    if ignored:
+        out += ["", f"Ignored ({len(ignored)}, all listed in summary.json):"]
+        out += [f"  {i['path']}: {i['why']}" for i in ignored[:IGNORED_SHOWN]]
+        if len(ignored) > IGNORED_SHOWN:
+            out.append(f"  ... and {len(ignored) - IGNORED_SHOWN} more")
     return "\n".join(out) + "\n"
 
 

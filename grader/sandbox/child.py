@@ -24,6 +24,7 @@ grader checks every byte it gets back against values that never enter this proce
 Standard library (and numpy) only; the sibling modules are imported by path.
 """
 
+import importlib.machinery
 import importlib.util
 import json
 import linecache
@@ -376,7 +377,9 @@ def _block_imports(forbidden, results):
 def _import_submission(job, results):
     path, name = job["submission"], job["module"]
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
+        # An explicit source loader: the suffix picks none for carl.PY (grade accepts any case).
+        loader = importlib.machinery.SourceFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         if "code" in job:  # compiled by the grader from these very bytes: run it as exec_module would
