@@ -41,7 +41,8 @@ HIDDEN_FIELDS = {
     "scenario_file": Field((str,), True, describe="the Python file beside this one that defines the scenarios"),
     "scenarios": Field((list,), True, describe="a list of scenarios"),
 }
-TASK_FIELDS = {"id": Field((str,), True, describe="an identifier"), "title": Field((str,), True, describe="text")}
+TASK_FIELDS = {"id": Field((str,), True, describe="an identifier"), "title": Field((str,), True, describe="text"),
+               "functions": Field((list,), describe="a list of the student's functions, e.g. [Tensor.detach]")}
 SCENARIO_FIELDS = {
     "id": Field((str,), True, describe="the name of the scenario's program function"),
     "title": Field((str,), True, describe="one line saying what the scenario checks"),
@@ -64,6 +65,7 @@ class Limits:
 class Task:
     id: str
     title: str
+    functions: tuple[str, ...] = ()   # qualified names of the student's functions in the submission
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ def _tasks(checker: Fields, document: MarkedDict, raw) -> list[Task]:
         line = raw.lines[index] if isinstance(raw, MarkedList) else None
         values = checker.read(item, TASK_FIELDS, f"tasks[{index}]", line)
         if values["id"] is not None:
-            tasks.append(Task(values["id"], values["title"] or values["id"]))
+            tasks.append(Task(values["id"], values["title"] or values["id"], tuple(values["functions"] or ())))
     return tasks
 
 

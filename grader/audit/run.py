@@ -1,0 +1,175 @@
+"""Run an audit: the shell around the pure core (files, sandboxes, the clock, progress).
+
+Everything is graded through the ordinary runner in sandboxes, in parallel: the reference on every
+scenario for each seed, then the handout and every mutant on the first seed. Mutants run with each
+scenario's time limit cut to ``MUTANT_TIME_FACTOR`` times the reference's slowest run of it (at least
+``MUTANT_MIN_LIMIT`` s, at most the scenario's own limit), as mutation testers do: a mutant that loops
+forever is killed by a timeout, without waiting out the full limit of every scenario.
+"""
+
+from __future__ import annotations
+
+import ast
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import grader
+from grader.audit import misconceptions, mutants_file, operators
+from grader.audit._standin import GradingJob, LocalExecutor, Scope, task_functions
+from grader.audit.analysis import ScenarioInfo, analyse
+from grader.audit.functions import functions
+from grader.audit.mutant import Mutant
+from grader.audit.report import AuditReport
+from grader.errors import SpecError, UsageError
+from grader.results import SubmissionResult
+from grader.spec import Assignment, find_solutions, load_assignment
+from grader.spec_yaml import did_you_mean
+
+DEFAULT_SEEDS = 20
+MUTANT_TIME_FACTOR = 10.0
+MUTANT_MIN_LIMIT = 1.0
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    assignment_dir: Path
+    solutions_dir: Path | None = None      # default: solutions/<id> found beside the exercises folder
+    mutants_path: Path | None = None       # default: <solutions>/mutants.yaml when it exists
+    seeds: int = DEFAULT_SEEDS
+    seed: int = 0                          # the reference runs seeds seed .. seed+seeds-1; mutants run seed
+    jobs: int = 1
+    min_score: float | None = None         # 0..1: an automatic mutation score below it fails the audit
+    mutants: bool = True                   # False: only the reference and the handout (grader release)
+
+
+@dataclass
+class AuditProgress:
+    """What a progress display needs; ``run_audit`` calls back after each graded submission."""
+
+    total: int
+    done: int = 0
+    phase: str = "reference"
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def eta(self) -> float | None:
+        elapsed = time.monotonic() - self.started
+        return elapsed / self.done * (self.total - self.done) if self.done else None
+
+
+def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None] = lambda p: None) -> AuditReport:
+    started = time.monotonic()
+    solutions = options.solutions_dir or find_solutions(options.assignment_dir)
+    assignment = load_assignment(options.assignment_dir, hidden=solutions)
+    reference_path = solutions / assignment.submission
+    handout_path = options.assignment_dir / assignment.submission
+    for path, what in ((reference_path, "the reference solution"), (handout_path, "the handout")):
+        if not path.is_file():
+            raise UsageError(f"{what} {path} does not exist ({assignment.submission} of the assignment)")
+    reference = reference_path.read_text(encoding="utf-8")
+    by_task = task_functions(assignment)
+    _check_functions(assignment, by_task, reference, handout_path)
+
+    mutants: list[Mutant] = []
+    mutants_path = None
+    if options.mutants:
+        mutants_path = options.mutants_path or (solutions / mutants_file.MUTANTS_FILE)
+        if options.mutants_path is not None and not mutants_path.is_file():
+            raise UsageError(f"the mutants file {mutants_path} does not exist")
+        mutants = _mutants(assignment, reference, reference_path, mutants_path, by_task)
+        if not mutants_path.is_file():
+            mutants_path = None
+
+    progress = AuditProgress(total=options.seeds + 1 + sum(m.equivalent is None for m in mutants))
+    seeds = tuple(range(options.seed, options.seed + options.seeds))
+    with tempfile.TemporaryDirectory(prefix="grader-audit-") as work:
+        jobs = [GradingJob(f"reference@{seed}", reference_path, seed) for seed in seeds]
+        by_seed = {graded.job.seed: graded.result
+                   for graded in _graded(assignment, jobs, options.jobs, progress, on_progress)}
+        reference_seconds = time.monotonic() - started
+        progress.phase = "mutants" if mutants else "handout"
+        jobs = [GradingJob("handout", handout_path, options.seed)]
+        for index, mutant in enumerate(m for m in mutants if m.equivalent is None):
+            folder = Path(work) / f"m{index:04d}"
+            folder.mkdir()
+            (folder / assignment.submission).write_text(mutant.source, encoding="utf-8")
+            jobs.append(GradingJob(mutant.id, folder / assignment.submission, options.seed))
+        graded = {g.job.key: g.result for g in _graded(_for_mutants(assignment, by_seed), jobs, options.jobs,
+                                                         progress, on_progress)}
+    handout = graded.pop("handout")
+    scenarios = [_info(spec) for spec in assignment.scenarios]
+    texts = {spec.code.filename: Path(spec.code.filename).read_text(encoding="utf-8") for spec in assignment.scenarios}
+    analysis = analyse(scenarios, [t.id for t in assignment.tasks], by_seed, handout, mutants, graded,
+                       misconceptions.collect(texts).used, by_task, options.min_score)
+    total = time.monotonic() - started
+    return AuditReport(
+        assignment=assignment.id, title=assignment.title, assignment_digest=assignment.digest,
+        submission=assignment.submission, reference_path=str(reference_path), reference_source=reference,
+        tasks=tuple((t.id, t.title) for t in assignment.tasks), scenarios=tuple(scenarios), seeds=seeds,
+        mutant_seed=options.seed, mutants_file=str(mutants_path) if mutants_path else None, analysis=analysis,
+        timings={"reference": round(reference_seconds, 3), "mutants": round(total - reference_seconds, 3),
+                 "total": round(total, 3)},
+        grader_version=grader.__version__)
+
+
+def _graded(assignment: Assignment, jobs: list[GradingJob], workers: int, progress: AuditProgress,
+            on_progress: Callable[[AuditProgress], None]):
+    on_progress(progress)
+    with LocalExecutor(assignment, workers) as executor:
+        for graded in executor.grade(jobs, Scope.ALL):
+            progress.done += 1
+            on_progress(progress)
+            yield graded
+
+
+def _for_mutants(assignment: Assignment, reference: dict[int, SubmissionResult]) -> Assignment:
+    """The assignment with each time limit cut for mutants (see the module doc)."""
+    slowest: dict[str, float] = {}
+    for result in reference.values():
+        for scenario in result.scenarios:
+            slowest[scenario.id] = max(slowest.get(scenario.id, 0.0), scenario.duration)
+    specs = tuple(replace(spec, time_limit=min(spec.time_limit, max(MUTANT_MIN_LIMIT,
+                                                                    MUTANT_TIME_FACTOR * slowest.get(spec.id, 0.0))))
+                  for spec in assignment.scenarios)
+    return replace(assignment, scenarios=specs)
+
+
+def _check_functions(assignment: Assignment, by_task: dict[str, tuple[str, ...]], reference: str,
+                     handout_path: Path) -> None:
+    """Each task's functions must exist in the reference and in the handout."""
+    spec_file = str(assignment.directory / "assignment.yaml")
+    handout = functions(ast.parse(handout_path.read_text(encoding="utf-8")))
+    in_reference = functions(ast.parse(reference))
+    problems = []
+    for index, task in enumerate(assignment.tasks):
+        for name in by_task.get(task.id, ()):
+            for where, found in (("the handout " + handout_path.name, handout), ("the reference", in_reference)):
+                if name not in found:
+                    problems.append(SpecError(spec_file, None, f"tasks[{index}].functions",
+                                              f"{name!r} is not a function of {where}{did_you_mean(name, found)}"))
+    if problems:
+        from grader.spec_yaml import SpecErrors
+        raise SpecErrors(problems)
+
+
+def _mutants(assignment: Assignment, reference: str, reference_path: Path, path: Path,
+             by_task: dict[str, tuple[str, ...]]) -> list[Mutant]:
+    owner = {name: task for task, names in by_task.items() for name in names}
+    automatic = operators.automatic_mutants(reference, owner)
+    if not path.is_file():
+        return automatic
+    texts = {spec.code.filename: Path(spec.code.filename).read_text(encoding="utf-8") for spec in assignment.scenarios}
+    named = mutants_file.read_mutants(path.read_text(encoding="utf-8"), str(path), reference, str(reference_path),
+                                      assignment.id, [t.id for t in assignment.tasks], misconceptions.collect(texts))
+    mutants_file.check_exclusions(named, [m.id for m in automatic])
+    reasons = {e.id: e.reason for e in named.excluded}
+    automatic = [replace(m, equivalent=reasons[m.id]) if m.id in reasons else m for m in automatic]
+    return list(named.named) + automatic
+
+
+def _info(spec) -> ScenarioInfo:
+    visibility = getattr(spec.visibility, "value", spec.visibility)
+    return ScenarioInfo(spec.id, spec.title, spec.task, spec.points, str(visibility), spec.time_limit)
