@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from grader.audit.mutant import Kind, Mutant
+from grader.audit.operators import DEGENERATE
 from grader.results import Status, SubmissionResult
 
 MARGIN = 5.0   # a scenario's time limit must be this many times the reference's slowest run
@@ -52,6 +53,7 @@ class FindingKind(str, Enum):
     REFERENCE_FAILS = "reference_fails"
     FLAKY = "flaky"
     FREE_POINTS = "free_points"
+    POINTS_FOR_NOTHING = "points_for_nothing"
     CROSS_TASK = "cross_task"
     NAMED_SURVIVES = "named_survives"
     WRONG_DIAGNOSIS = "wrong_diagnosis"
@@ -67,7 +69,8 @@ class FindingKind(str, Enum):
 
 
 SEVERITY = {kind: Severity.FAIL for kind in (
-    FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS, FindingKind.CROSS_TASK,
+    FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS, FindingKind.POINTS_FOR_NOTHING,
+    FindingKind.CROSS_TASK,
     FindingKind.NAMED_SURVIVES, FindingKind.WRONG_DIAGNOSIS, FindingKind.LOW_SCORE)}
 
 
@@ -285,6 +288,14 @@ def _outcome(mutant: Mutant, result: SubmissionResult | None, by_id: dict[str, S
 def _mutant_findings(outcome: MutantOutcome, by_id: dict[str, ScenarioInfo],
                      used: frozenset[str]) -> list[Finding]:
     mutant, found = outcome.mutant, []
+    if mutant.operator in DEGENERATE and outcome.status is not MutantStatus.EQUIVALENT:
+        for sid, cell in outcome.cells.items():
+            scenario = by_id[sid]
+            if cell is Cell.PASSED and scenario.task == mutant.task and scenario.points > 0:
+                found.append(Finding(FindingKind.POINTS_FOR_NOTHING, sid, f"scenario {sid} gives its "
+                                     f"{scenario.points:g} points when {mutant.description}",
+                                     "check the task's result itself (its type and values), not only what "
+                                     "it leaves unchanged"))
     what = f"{'named' if mutant.kind is Kind.NAMED else 'automatic'} mutant {mutant.id} ({mutant.task})"
     for sentence in mutant.misconceptions:
         if sentence not in used:

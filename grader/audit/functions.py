@@ -9,6 +9,7 @@ parameters and local variables do not count; the structure, the attributes and t
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -130,3 +131,16 @@ def statement_lists(node: ast.AST) -> Iterator[list[ast.stmt]]:
             value = getattr(child, field, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 yield without_docstring(value) if field == "body" else value
+
+
+def with_body(reference: str, located, body: str) -> str:
+    """``reference`` with the statements of a function after its docstring replaced by ``body``
+    (comments on the lines around them, like task markers, stay)."""
+    lines = reference.splitlines(keepends=True)
+    statements = located.body
+    first, last = (statements[0], statements[-1]) if statements else (None, located.node.body[-1])
+    indent = " " * located.node.body[0].col_offset
+    new = textwrap.indent(textwrap.dedent(body).strip("\n") + "\n", indent, lambda text: True)
+    new = "".join(line if line.strip() else "\n" for line in new.splitlines(keepends=True))
+    begin = first.lineno - 1 if first is not None else last.end_lineno   # only a docstring: after it
+    return "".join(lines[:begin]) + new + "".join(lines[last.end_lineno:])

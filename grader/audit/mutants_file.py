@@ -32,7 +32,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from grader.audit.functions import functions, normal_module
+from grader.audit.functions import functions, normal_module, with_body
 from grader.audit.misconceptions import Misconceptions
 from grader.audit.mutant import Kind, Mutant
 from grader.errors import SpecError
@@ -49,7 +49,8 @@ TOP_FIELDS = {
 MUTANT_FIELDS = {
     "id": Field((str,), True, describe="a short identifier (letters, digits, _ . -)"),
     "task": Field((str,), True, describe="the id of the task whose code the mutant changes"),
-    "misconception": Field((str, list), describe="a scenario constant's name, a sentence, or a list of them"),
+    "misconception": Field((str, list, type(None)),
+                           describe="a scenario constant's name, a sentence, a list of them, or null"),
     "description": Field((str,), describe="one line saying what the mutant does wrong"),
     "function": Field((str,), describe="the qualified name of a function of the reference, e.g. Tensor.detach"),
     "body": Field((str,), describe="the function's new body (the statements after its docstring)"),
@@ -195,7 +196,7 @@ class _Context:
             if function is None:
                 self.checker.problem(lines["body"], f"{where}.body", "needs function: the function whose body it is")
                 return None
-            source = _with_body(self.reference, self.located[function], body)
+            source = with_body(self.reference, self.located[function], body)
         else:
             source = self._replaced(replace, function, where, lines)
             if source is None:
@@ -233,20 +234,6 @@ class _Context:
             text = text[:at] + new + text[at + len(old):]
             end += len(new) - len(old)
         return text
-
-
-def _with_body(reference: str, located, body: str) -> str:
-    """``reference`` with the statements of a function after its docstring replaced by ``body``
-    (comments on the lines around them, like task markers, stay)."""
-    statements = located.body
-    if not statements:
-        raise ValueError(f"{located.qualname} has no statements besides its docstring")
-    first, last = statements[0], statements[-1]
-    lines = reference.splitlines(keepends=True)
-    indent = " " * first.col_offset
-    new = textwrap.indent(textwrap.dedent(body).strip("\n") + "\n", indent, lambda text: True)
-    new = "".join(line if line.strip() else "\n" for line in new.splitlines(keepends=True))
-    return "".join(lines[:first.lineno - 1]) + new + "".join(lines[last.end_lineno:])
 
 
 def _offsets(text: str, first_line: int, last_line: int) -> tuple[int, int]:

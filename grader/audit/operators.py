@@ -18,6 +18,11 @@ The operators (each applied at every place it fits, one change per mutant):
 ``swap_arguments``     two neighbouring positional arguments of a call change places
 =====================  ====================================================================
 
+And three per task, changing all its functions at once (``<task>/<operator>``): ``task_returns_none``,
+``task_returns_constant`` (``0.0``) and ``task_returns_anything`` (an object that claims to equal
+everything and gives itself back for every attribute, call and arithmetic operation). A scenario of
+the task that awards points and passes on one of these gives points for nothing.
+
 The return operators apply to the function's own ``return`` statements, the others anywhere inside
 it (nested functions and lambdas included). A change is spliced into the source text, so a mutant
 differs from the reference only where it changed. Mutants that do not parse, or whose syntax tree
@@ -35,8 +40,31 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Iterator
 
-from grader.audit.functions import Located, functions, normal_module, normal_statements, without_docstring
+from grader.audit.functions import Located, functions, normal_module, normal_statements, with_body, without_docstring
 from grader.audit.mutant import Kind, Mutant
+
+
+ANYTHING = """\
+class _Anything:   # an audit mutant: claims to equal everything, gives itself back for everything else
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __call__
+    __truediv__ = __rtruediv__ = __pow__ = __neg__ = __call__
+
+return _Anything()
+"""
 
 
 class Operator(str, Enum):
@@ -51,6 +79,16 @@ class Operator(str, Enum):
     EXCEPTION_MESSAGE = "exception_message"
     OFF_BY_ONE = "off_by_one"
     SWAP_ARGUMENTS = "swap_arguments"
+    TASK_RETURNS_NONE = "task_returns_none"
+    TASK_RETURNS_CONSTANT = "task_returns_constant"
+    TASK_RETURNS_ANYTHING = "task_returns_anything"
+
+
+# The operators whose mutant no scenario of the task may give points to.
+DEGENERATE = {Operator.TASK_RETURNS_NONE.value, Operator.TASK_RETURNS_CONSTANT.value,
+              Operator.TASK_RETURNS_ANYTHING.value}
+_DEGENERATE_BODIES = {Operator.TASK_RETURNS_NONE: "return None", Operator.TASK_RETURNS_CONSTANT: "return 0.0",
+                      Operator.TASK_RETURNS_ANYTHING: ANYTHING}
 
 
 _OTHER_EXCEPTION = {"RuntimeError": "ValueError", "ValueError": "RuntimeError", "TypeError": "ValueError"}
@@ -90,6 +128,30 @@ def automatic_mutants(reference: str, task_functions: dict[str, str]) -> list[Mu
             mutants.append(Mutant(id=f"{qualname}/{operator.value}/{digest}", kind=Kind.AUTOMATIC, task=task,
                                   source=source, description=_describe(operator, reference, edits),
                                   function=qualname, operator=operator.value))
+    return mutants + _degenerate(reference, located, task_functions, seen)
+
+
+def _degenerate(reference: str, located: dict[str, Located], task_functions: dict[str, str],
+                seen: set[str]) -> list[Mutant]:
+    """The per-task mutants: every function of a task with the same trivial body."""
+    by_task: dict[str, list[str]] = {}
+    for qualname, task in task_functions.items():
+        by_task.setdefault(task, []).append(qualname)
+    mutants = []
+    for task, names in by_task.items():
+        for operator, body in _DEGENERATE_BODIES.items():
+            source = reference
+            for qualname in sorted(names, key=lambda name: located[name].first_line, reverse=True):
+                source = with_body(source, located[qualname], body)   # bottom up: the spans above stay put
+            form = normal_module(ast.parse(source))
+            if form in seen:
+                continue
+            seen.add(form)
+            what = {"task_returns_none": "None", "task_returns_constant": "0.0",
+                    "task_returns_anything": "an object that claims to equal everything"}[operator.value]
+            mutants.append(Mutant(id=f"{task}/{operator.value}", kind=Kind.AUTOMATIC, task=task, source=source,
+                                  description=f"every function of {task} ({', '.join(names)}) returns {what}",
+                                  operator=operator.value))
     return mutants
 
 
