@@ -74,6 +74,20 @@ SEVERITY = {kind: Severity.FAIL for kind in (
     FindingKind.NAMED_SURVIVES, FindingKind.WRONG_DIAGNOSIS, FindingKind.LOW_SCORE)}
 
 
+# The guarantees: each holds when no finding of its kinds was made. A failed one fails the audit.
+GUARANTEES = {
+    "reference_full": ((FindingKind.REFERENCE_FAILS, FindingKind.FLAKY), "the reference earns every point on every seed"),
+    "no_flaky": ((FindingKind.FLAKY,), "no scenario's verdict on the reference changes with the seed"),
+    "handout_zero": ((FindingKind.FREE_POINTS,), "the handout earns no points"),
+    "no_points_for_nothing": ((FindingKind.POINTS_FOR_NOTHING,),
+                              "no scenario gives points when a task's functions return None, 0.0 or anything"),
+    "no_cross_task": ((FindingKind.CROSS_TASK,), "no mutant costs points in another task"),
+    "named_killed": ((FindingKind.NAMED_SURVIVES,), "every named mutant is caught"),
+    "named_diagnosed": ((FindingKind.WRONG_DIAGNOSIS,), "no named mutant gets a wrong diagnosis"),
+    "min_score": ((FindingKind.LOW_SCORE,), "every task's automatic mutation score reaches --min-score"),
+}
+
+
 @dataclass(frozen=True)
 class ScenarioInfo:
     id: str
@@ -82,6 +96,7 @@ class ScenarioInfo:
     points: float
     visibility: str       # "public" or "hidden"
     time_limit: float
+    file: str = ""        # the scenario file that defines it
 
 
 @dataclass(frozen=True)
@@ -160,6 +175,11 @@ class Analysis:
     @property
     def passed(self) -> bool:
         return not any(f.severity is Severity.FAIL for f in self.findings)
+
+    def guarantees(self) -> dict[str, bool]:
+        """Each guarantee of :data:`GUARANTEES`: whether it holds."""
+        kinds = {f.kind for f in self.findings}
+        return {name: not (set(of) & kinds) for name, (of, _) in GUARANTEES.items()}
 
 
 def cell_of(status: Status) -> Cell:
@@ -314,10 +334,10 @@ def _mutant_findings(outcome: MutantOutcome, by_id: dict[str, ScenarioInfo],
     for charge in outcome.charges:
         found.append(Finding(FindingKind.CROSS_TASK, mutant.id, f"{what} costs {charge.points:g} points in task "
                              f"{charge.task} ({', '.join(charge.scenarios)})",
-                             f"{_list(charge.scenarios)} depend{'s' * (len(charge.scenarios) == 1)} on "
-                             f"{mutant.task}'s code: give {charge.task} its own version of what it needs from "
-                             f"{mutant.task}" + (" (or declare may_cost if the edit is one every task "
-                                                 "depends on)" if mutant.kind is Kind.NAMED else "")))
+                             f"those scenarios of {charge.task} depend on {mutant.task}'s code: give them "
+                             f"their own version of what they need from {mutant.task}"
+                             + (" (or declare may_cost, for an edit every task depends on)"
+                                if mutant.kind is Kind.NAMED else "")))
     hidden = all(by_id[sid].visibility == "hidden" for sid in outcome.killed_by)
     if hidden:
         found.append(Finding(FindingKind.HIDDEN_ONLY, mutant.id, f"{what} is caught only by hidden scenarios "
@@ -359,5 +379,3 @@ def _quote(sentence: str) -> str:
     return f'"{sentence}"' if len(sentence) <= 70 else f'"{sentence[:67]}..."'
 
 
-def _list(items: tuple[str, ...]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

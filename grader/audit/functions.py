@@ -73,15 +73,17 @@ def bound_names(node: ast.AST) -> frozenset[str]:
 
 
 class _Canonical(ast.NodeTransformer):
-    """Rename the ``bound`` names by order of first appearance; drop docstrings and annotations."""
+    """Rename each of the ``bound`` names to ``_``; drop docstrings and annotations.
+
+    One placeholder for every local name makes a statement's form independent of its neighbours, so
+    a copy is found statement by statement; code that differs only in which local is which (``a = b``
+    against ``b = a``) looks the same, which for finding copies is the safe side."""
 
     def __init__(self, bound: frozenset[str]):
-        self.bound, self.names = bound, {}
+        self.bound = bound
 
     def _name(self, name: str) -> str:
-        if name not in self.bound:
-            return name
-        return self.names.setdefault(name, f"_n{len(self.names)}")
+        return "_" if name in self.bound else name
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         return ast.copy_location(ast.Name(self._name(node.id), node.ctx), node)
@@ -105,13 +107,13 @@ class _Canonical(ast.NodeTransformer):
         return ast.Assign([self.visit(node.target)], self.visit(node.value))
 
 
-def normal_statements(statements: Sequence[ast.stmt], bound: frozenset[str]) -> str:
-    """The normal form of a statement sequence (see the module doc); ``bound`` are the enclosing
-    function's own names, renamed in order of first appearance within ``statements``."""
+def normal_statements(statements: Sequence[ast.stmt], bound: frozenset[str]) -> tuple[str, ...]:
+    """The normal form of each statement (see the module doc); ``bound`` are the enclosing function's
+    own names (:func:`bound_names`), which do not count."""
     import copy
     canonical = _Canonical(bound)
-    module = ast.Module([canonical.visit(copy.deepcopy(s)) for s in statements], [])
-    return ast.dump(module, annotate_fields=False, include_attributes=False)
+    return tuple(ast.dump(canonical.visit(copy.deepcopy(s)), annotate_fields=False, include_attributes=False)
+                 for s in statements)
 
 
 def normal_module(tree: ast.Module) -> str:

@@ -123,7 +123,7 @@ def automatic_mutants(reference: str, task_functions: dict[str, str]) -> list[Mu
             if form in seen:
                 continue
             seen.add(form)
-            mutated = normal_statements([functions(ast.parse(source))[qualname].node], frozenset())
+            mutated = normal_statements([functions(ast.parse(source))[qualname].node], frozenset())[0]
             digest = hashlib.sha256(f"{operator.value}\n{mutated}".encode()).hexdigest()[:6]
             mutants.append(Mutant(id=f"{qualname}/{operator.value}/{digest}", kind=Kind.AUTOMATIC, task=task,
                                   source=source, description=_describe(operator, reference, edits),

@@ -172,4 +172,4 @@ def _mutants(assignment: Assignment, reference: str, reference_path: Path, path:
 
 def _info(spec) -> ScenarioInfo:
     visibility = getattr(spec.visibility, "value", spec.visibility)
-    return ScenarioInfo(spec.id, spec.title, spec.task, spec.points, str(visibility), spec.time_limit)
+    return ScenarioInfo(spec.id, spec.title, spec.task, spec.points, str(visibility), spec.time_limit, spec.code.filename)
