@@ -52,10 +52,17 @@ class Leak:
 
 @dataclass(frozen=True)
 class Secret:
-    """Code that must not be released: its statements' normal forms, and what to call it."""
+    """Code that must not be released: its statements' normal forms, and what to call it.
+    ``whole``: it leaks only as a function's whole body, not as a part of one."""
 
     label: str
     forms: tuple[str, ...]
+    whole: bool = False
+
+
+# A hidden scenario's code is often a public one's with other inputs, sharing a line or two of its
+# check: only a whole body, or a run of this many statements, is a copy of it.
+HIDDEN_RUN = 3
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,9 @@ def secrets_of(hidden: list[tuple[str, str]], hidden_file: tuple[str, str] | Non
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_scenario_code(node, ids):
                 body = functions_body(node)
                 if body:
-                    code.append(Secret(f"the code of hidden scenario code {node.name} ({name}:{node.lineno})",
-                                       normal_statements(body, bound_names(node))))
+                    what = "program" if node.name in ids else "check"
+                    code.append(Secret(f"the {what} of a hidden scenario ({name}:{node.lineno})",
+                                       normal_statements(body, bound_names(node)), len(body) < HIDDEN_RUN))
     name, text = reference
     located = functions(ast.parse(text))
     for qualname in task_functions:
@@ -123,10 +131,12 @@ def find_leaks(released: list[tuple[str, bytes]], secrets: Secrets) -> list[Leak
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = normal_statements(functions_body(node), bound_names(node))
                 for run, line in _runs(node, lengths):
                     secret = by_form.get(run)
-                    if secret is not None and run not in secrets.allowed:
-                        leaks.append(Leak(path, line, secret.label))
+                    if secret is None or run in secrets.allowed or (secret.whole and run != body):
+                        continue
+                    leaks.append(Leak(path, line, secret.label))
     return _unique(leaks)
 
 

@@ -171,6 +171,7 @@ class Analysis:
     outcomes: tuple[MutantOutcome, ...]
     tasks: tuple[TaskScore, ...]
     findings: tuple[Finding, ...]
+    baseline: frozenset[str] = frozenset()       # scenarios the reference passes on the mutants' seed
 
     @property
     def passed(self) -> bool:
@@ -195,17 +196,23 @@ def cell_of(status: Status) -> Cell:
 def analyse(scenarios: list[ScenarioInfo], tasks: list[str], reference: dict[int, SubmissionResult],
             handout: SubmissionResult, mutants: list[Mutant], results: dict[str, SubmissionResult],
             used_misconceptions: frozenset[str], task_functions: dict[str, tuple[str, ...]],
-            min_score: float | None = None) -> Analysis:
+            mutant_seed: int, min_score: float | None = None) -> Analysis:
     """Everything the audit reports. ``reference`` maps each seed to the reference's result; ``results``
-    holds each mutant's result by id (equivalent mutants have none); ``task_functions`` the functions
-    each task names; ``min_score`` (0..1) makes a lower automatic mutation score a failure."""
+    holds each mutant's result by id (equivalent mutants have none), graded with ``mutant_seed``;
+    ``task_functions`` the functions each task names; ``min_score`` (0..1) makes a lower automatic
+    mutation score a failure.
+
+    A scenario the reference itself does not pass on ``mutant_seed`` kills no mutant and charges
+    no task: its cells are shown, but a mutant failing it tells nothing about the mutant."""
     by_id = {s.id: s for s in scenarios}
     findings: list[Finding] = []
     reference_rows = _reference(scenarios, reference, findings)
     free, handout_score = _handout(by_id, handout, findings)
-    outcomes = tuple(_outcome(m, results.get(m.id), by_id) for m in mutants)
+    baseline = {s.id for s in reference[mutant_seed].scenarios if s.passed} if mutant_seed in reference else set(by_id)
+    outcomes = tuple(_outcome(m, results.get(m.id), by_id, baseline) for m in mutants)
+    free_ids = {sid for sid, _ in free}
     for outcome in outcomes:
-        findings += _mutant_findings(outcome, by_id, used_misconceptions)
+        findings += _mutant_findings(outcome, by_id, used_misconceptions, free_ids)
     killers = {sid for outcome in outcomes for sid in outcome.killed_by}
     for scenario in scenarios:
         if mutants and scenario.id not in killers:
@@ -227,7 +234,7 @@ def analyse(scenarios: list[ScenarioInfo], tasks: list[str], reference: dict[int
                                     "that are equivalent in mutants.yaml (equivalent:)"))
     order = {kind: index for index, kind in enumerate(FindingKind)}
     findings.sort(key=lambda f: (f.severity is not Severity.FAIL, order[f.kind]))
-    return Analysis(tuple(reference_rows), free, handout_score, outcomes, scores, tuple(findings))
+    return Analysis(tuple(reference_rows), free, handout_score, outcomes, scores, tuple(findings), frozenset(baseline))
 
 
 def _reference(scenarios: list[ScenarioInfo], reference: dict[int, SubmissionResult],
@@ -275,21 +282,22 @@ def _handout(by_id: dict[str, ScenarioInfo], handout: SubmissionResult,
     free = tuple((s.id, s.points) for s in handout.scenarios if s.passed and s.points > 0)
     for sid, points in free:
         findings.append(Finding(FindingKind.FREE_POINTS, sid, f"the handout, as students receive it, earns "
-                                f"{points:g} points in scenario {sid} ({by_id[sid].task})",
+                                f"{_points(points)} in scenario {sid} ({by_id[sid].task})",
                                 "make its check fail unless the task is done (it passes on the untouched "
                                 "stub), or give it 0 points"))
     return free, handout.score
 
 
-def _outcome(mutant: Mutant, result: SubmissionResult | None, by_id: dict[str, ScenarioInfo]) -> MutantOutcome:
+def _outcome(mutant: Mutant, result: SubmissionResult | None, by_id: dict[str, ScenarioInfo],
+             baseline: set[str]) -> MutantOutcome:
     if result is None:
         return MutantOutcome(mutant, MutantStatus.EQUIVALENT)
     cells = {s.id: cell_of(s.status) for s in result.scenarios}
-    killed_by = tuple(sid for sid, cell in cells.items() if cell is not Cell.PASSED)
+    killed_by = tuple(sid for sid, cell in cells.items() if cell is not Cell.PASSED and sid in baseline)
     lost: dict[str, list[str]] = {}
     points_lost = 0.0
     for s in result.scenarios:
-        if not s.passed and s.max_points > 0:
+        if not s.passed and s.max_points > 0 and s.id in baseline:
             points_lost += s.max_points
             if s.task != mutant.task and s.task not in mutant.may_cost:
                 lost.setdefault(s.task, []).append(s.id)
@@ -297,7 +305,7 @@ def _outcome(mutant: Mutant, result: SubmissionResult | None, by_id: dict[str, S
     diagnosis = None
     if mutant.kind is Kind.NAMED and killed_by:
         named = tuple((s.id, s.feedback.misconception) for s in result.scenarios
-                      if not s.passed and s.feedback.misconception)
+                      if s.id in killed_by and s.feedback.misconception)
         wrong = [m for _, m in named if m not in mutant.misconceptions]
         verdict = Verdict.WRONG if wrong else Verdict.NAMED if named else Verdict.NONE
         diagnosis = Diagnosis(verdict, named)
@@ -305,15 +313,15 @@ def _outcome(mutant: Mutant, result: SubmissionResult | None, by_id: dict[str, S
     return MutantOutcome(mutant, status, cells, killed_by, points_lost, charges, diagnosis, result.error)
 
 
-def _mutant_findings(outcome: MutantOutcome, by_id: dict[str, ScenarioInfo],
-                     used: frozenset[str]) -> list[Finding]:
+def _mutant_findings(outcome: MutantOutcome, by_id: dict[str, ScenarioInfo], used: frozenset[str],
+                     free: set[str]) -> list[Finding]:
     mutant, found = outcome.mutant, []
     if mutant.operator in DEGENERATE and outcome.status is not MutantStatus.EQUIVALENT:
         for sid, cell in outcome.cells.items():
             scenario = by_id[sid]
-            if cell is Cell.PASSED and scenario.task == mutant.task and scenario.points > 0:
+            if cell is Cell.PASSED and scenario.task == mutant.task and scenario.points > 0 and sid not in free:
                 found.append(Finding(FindingKind.POINTS_FOR_NOTHING, sid, f"scenario {sid} gives its "
-                                     f"{scenario.points:g} points when {mutant.description}",
+                                     f"{_points(scenario.points)} when {mutant.description}",
                                      "check the task's result itself (its type and values), not only what "
                                      "it leaves unchanged"))
     what = f"{'named' if mutant.kind is Kind.NAMED else 'automatic'} mutant {mutant.id} ({mutant.task})"
@@ -332,7 +340,7 @@ def _mutant_findings(outcome: MutantOutcome, by_id: dict[str, ScenarioInfo],
     if outcome.status is not MutantStatus.KILLED:
         return found
     for charge in outcome.charges:
-        found.append(Finding(FindingKind.CROSS_TASK, mutant.id, f"{what} costs {charge.points:g} points in task "
+        found.append(Finding(FindingKind.CROSS_TASK, mutant.id, f"{what} costs {_points(charge.points)} in task "
                              f"{charge.task} ({', '.join(charge.scenarios)})",
                              f"those scenarios of {charge.task} depend on {mutant.task}'s code: give them "
                              f"their own version of what they need from {mutant.task}"
@@ -373,6 +381,10 @@ def _task_score(task: str, outcomes: tuple[MutantOutcome, ...]) -> TaskScore:
     return TaskScore(task, sum(o.status is MutantStatus.KILLED for o in named), len(named),
                      sum(o.status is MutantStatus.KILLED for o in automatic), len(automatic) - len(equivalent),
                      len(equivalent))
+
+
+def _points(value: float) -> str:
+    return f"{value:g} point{'s' * (value != 1)}"
 
 
 def _quote(sentence: str) -> str:

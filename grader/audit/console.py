@@ -59,7 +59,8 @@ def _summary(report: AuditReport, style: Style) -> list[str]:
         lines.append(f"  Timing     smallest margin {tight.margin:.1f}x: {tight.id} took {tight.slowest:.3g} s "
                      f"of {tight.time_limit:g} s")
     free = sum(points for _, points in analysis.free_points)
-    lines.append(f"  Handout    {style(f'{analysis.handout_score:g} points', 'fail' if free else 'pass')}"
+    score = f"{analysis.handout_score:g} point{'s' * (analysis.handout_score != 1)}"
+    lines.append(f"  Handout    {style(score, 'fail' if free else 'pass')}"
                  + (f" ({', '.join(sid for sid, _ in analysis.free_points)})" if free else ""))
     return lines
 
@@ -84,10 +85,12 @@ def _matrix(report: AuditReport, style: Style) -> list[str]:
     def row(cells: list[str]) -> str:
         return "".join(cells[:public]) + " " + "".join(cells[public:])
 
+    baseline = report.analysis.baseline
     indent = " " * (NAME_WIDTH + 3)
     numbers = [str(i + 1) for i in range(len(scenarios))]
-    lines = [style("Kill matrix  (. passed  F a check failed  E error  T timeout; a column per scenario, "
-                   "numbered below)", "bold"),
+    unused = "  - the reference fails it too" if len(baseline) < len(scenarios) else ""
+    lines = [style(f"Kill matrix  (. passed  F a check failed  E error  T timeout{unused}; a column per "
+                   "scenario, numbered below)", "bold"),
              indent + row([n[-2] if len(n) > 1 and n[-1] == "0" else " " for n in numbers]),
              indent + row([n[-1] for n in numbers])]
     for outcome in report.analysis.outcomes:
@@ -95,7 +98,7 @@ def _matrix(report: AuditReport, style: Style) -> list[str]:
         if outcome.status is MutantStatus.EQUIVALENT:
             lines.append(f"  {name:<{NAME_WIDTH}} " + style("(equivalent: not run)", "dim"))
             continue
-        marks = row([CELL_MARKS[outcome.cells.get(s.id, Cell.ERROR)] for s in scenarios])
+        marks = row([CELL_MARKS[outcome.cells.get(s.id, Cell.ERROR)] if s.id in baseline else "-" for s in scenarios])
         flag = style(" survives", "fail") if outcome.status is MutantStatus.SURVIVED else ""
         lines.append(f"  {name:<{NAME_WIDTH}} {marks}{flag}")
     lines.append("  Scenarios: " + "  ".join(f"{i + 1} {s.id}" + ("" if s.visibility == "public" else " (hidden)")

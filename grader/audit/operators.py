@@ -111,7 +111,7 @@ def automatic_mutants(reference: str, task_functions: dict[str, str]) -> list[Mu
     tree = ast.parse(reference)
     located = functions(tree)
     seen = {normal_module(tree)}
-    mutants = []
+    mutants = _degenerate(reference, located, task_functions, seen)   # first: they win a tie with return_none
     for qualname, task in task_functions.items():
         function = located[qualname]
         for operator, edits in _candidates(function):
@@ -128,7 +128,7 @@ def automatic_mutants(reference: str, task_functions: dict[str, str]) -> list[Mu
             mutants.append(Mutant(id=f"{qualname}/{operator.value}/{digest}", kind=Kind.AUTOMATIC, task=task,
                                   source=source, description=_describe(operator, reference, edits),
                                   function=qualname, operator=operator.value))
-    return mutants + _degenerate(reference, located, task_functions, seen)
+    return mutants
 
 
 def _degenerate(reference: str, located: dict[str, Located], task_functions: dict[str, str],

@@ -103,7 +103,7 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
     scenarios = [_info(spec) for spec in assignment.scenarios]
     texts = {spec.code.filename: Path(spec.code.filename).read_text(encoding="utf-8") for spec in assignment.scenarios}
     analysis = analyse(scenarios, [t.id for t in assignment.tasks], by_seed, handout, mutants, graded,
-                       misconceptions.collect(texts).used, by_task, options.min_score)
+                       misconceptions.collect(texts).used, by_task, options.seed, options.min_score)
     total = time.monotonic() - started
     return AuditReport(
         assignment=assignment.id, title=assignment.title, assignment_digest=assignment.digest,
