@@ -17,7 +17,7 @@ __all__ = ["__version__", "load_assignment", "grade_submission"]
 
 def __getattr__(name):
     if name == "load_assignment":
-        from grader.spec import load_assignment
+        from grader.loading import load_assignment
         return load_assignment
     if name == "grade_submission":
         from grader.runner import grade_submission

@@ -2,19 +2,26 @@
 
 Library errors (:class:`~grader.errors.GraderError`) become one ``Error: ...`` line per problem
 and exit code 2; a bug of ours becomes exit code 3 (with the traceback under ``--debug``).
-Heavy modules are imported inside the commands, after the sandbox has started loading.
+Each command imports the library it needs inside its body: ``grader check`` must not pay for
+importing what ``grade`` needs (or the other way round) on its way to the sandbox's first job.
 """
 
 from __future__ import annotations
 
-import os
 import sys
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from grader import __version__
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
+
+if TYPE_CHECKING:
+    from grader.sandbox.launcher import Sandbox
+    from grader.sandbox.spawn import Warden
 
 
 class ExitCode(IntEnum):
@@ -27,20 +34,36 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130  # Ctrl-C
 
 
+@dataclass
+class Session:
+    """What one ``grader`` invocation hands its command: ``--debug``, and the warden the console
+    script started before the CLI was imported (see :mod:`grader.entry`), for ``check`` to take."""
+
+    debug: bool = False
+    early_warden: Warden | None = None
+
+    def take_sandbox(self) -> Sandbox:
+        """A sandbox around the early warden (once), else a new one."""
+        from grader.sandbox.launcher import Sandbox
+        warden, self.early_warden = self.early_warden, None
+        return Sandbox(warden=warden)
+
+    def close_unused(self) -> None:
+        """Close the early warden when no command took it (a usage error, say)."""
+        if self.early_warden is not None:
+            self.take_sandbox().close()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="autodiff-grader")
 @click.option("--debug", is_flag=True, help="Show the grader's own traceback on an internal error.")
 @click.pass_context
 def main(context: click.Context, debug: bool) -> None:
     """Grade automatic-differentiation exercises safely: student code runs only in a sandbox."""
-    context.obj = {"debug": debug}
-    # The grader's own numpy (imported later, by the checks) only judges small arrays. Left to
-    # itself, OpenBLAS starts a thread per core that spins while it loads: CPU the sandbox needs.
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
+    context.ensure_object(Session).debug = debug
 
 
-HIDDEN_VISIBILITIES = click.Choice(["hidden", "after_due_date", "after_published", "visible"])
+HIDDEN_VISIBILITIES = click.Choice([level.value for level in ShownTo])
 _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json)."
 
 
@@ -62,15 +85,12 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
     """
-    from grader.entry import take_early_sandbox
-    from grader.sandbox.launcher import Sandbox
-
     # The sandbox's interpreter loads numpy while we load the assignment.
-    with _errors_to_exit_codes(context), (take_early_sandbox() or Sandbox()) as sandbox:
-        from grader.checking import locate, run_check
+    with _errors_to_exit_codes(context), context.find_object(Session).take_sandbox() as sandbox:
+        from grader.checking import run_check
 
-        located = locate(file, assignment_dir)
-        result, assignment = run_check(located, seed=seed, sandbox=sandbox)
+        checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
+        result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
         if output_format == "json":
             from grader.report.json_report import dumps
@@ -84,7 +104,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose), nl=False,
                        color=colours)
         if junit is not None:
-            _write_junit(junit, [(located.submission.stem, result)])
+            _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
 
 
@@ -103,7 +123,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
 @click.option("--format", "output_format", type=click.Choice(["native", "gradescope"]), default="native",
               help="native: results/<id>.json only; gradescope: also gradescope/<id>.json (results.json format).")
-@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
 @click.pass_context
@@ -120,14 +140,16 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     with _errors_to_exit_codes(context):
         import os
 
-        from grader.batch import BatchOptions, grade_batch, stored_results
+        from grader.batch import BatchOptions, grade_batch
+        from grader.loading import find_solutions, load_assignment
+        from grader.outdir import OutputFolder
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
-        from grader.spec import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
-                               gradescope=output_format == "gradescope", hidden_visibility=hidden_visibility)
+                               gradescope=output_format == "gradescope",
+                               hidden_visibility=ShownTo(hidden_visibility))
         display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
         report = grade_batch(submissions, assignment, out, options, on_update=display.update)
         if report.interrupted:
@@ -135,7 +157,7 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
                        "to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
         if junit is not None:
-            _write_junit(junit, stored_results(out, report.rows))
+            _write_junit(junit, OutputFolder(out).stored_results(report.rows))
         click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
@@ -148,7 +170,7 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
 @click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
               help="The instructor-only folder with hidden.yaml. Default: solutions/<assignment id>.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
-@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.pass_context
 def gradescope_package(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path,
@@ -156,7 +178,7 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
     """Build the autograder zip to upload to Gradescope (setup.sh, run_autograder, the grader wheel)."""
     with _errors_to_exit_codes(context):
         from grader.gradescope_package import build_package
-        from grader.spec import find_solutions, load_assignment
+        from grader.loading import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         build_package(assignment, out, hidden_visibility)
@@ -167,7 +189,7 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
 @main.command("gradescope-run")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path),
               help="The autograder root. Default: $GRADER_AUTOGRADER_ROOT, else /autograder.")
-@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.pass_context
 def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str) -> None:
@@ -210,7 +232,7 @@ class _errors_to_exit_codes:
             for line in str(error).splitlines():
                 click.echo(f"Error: {line}" if not line.startswith(" ") else line, err=True)
             self.context.exit(ExitCode.USAGE)
-        if self.context.obj.get("debug"):
+        if self.context.find_object(Session).debug:
             return False
         click.echo(f"Error: internal error in the grader: {kind.__name__}: {error} "
                    f"(rerun with --debug for the traceback, and please report it)", err=True)
@@ -251,6 +273,8 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
     applies included), 3 grader bug.
     """
     with _errors_to_exit_codes(context):
+        import os
+
         from grader import atomic
         from grader.audit import console, json_report, stryker
         from grader.audit.progress import ProgressBar
@@ -291,6 +315,8 @@ def release(context: click.Context, assignment_dir: Path, solutions: Path | None
     per problem), 2 usage or spec error, 3 grader bug.
     """
     with _errors_to_exit_codes(context):
+        import os
+
         from grader.audit.progress import ProgressBar
         from grader.release import ReleaseRefused, release as build
 

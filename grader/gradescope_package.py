@@ -22,7 +22,8 @@ from pathlib import Path
 from grader import atomic
 from grader.errors import UsageError
 from grader.report import gradescope
-from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment, load_assignment
+from grader.loading import load_assignment
+from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment
 from grader.wheel import build_wheel
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"
@@ -76,7 +77,7 @@ def build_package(assignment: Assignment, out: Path, hidden_visibility: str = gr
 
 
 def _scenario_file(assignment: Assignment, visibility: str) -> str | None:
-    return next((Path(s.code.filename).name for s in assignment.scenarios if s.visibility == visibility), None)
+    return next((Path(s.file).name for s in assignment.scenarios if s.visibility == visibility), None)
 
 
 def _add(bundle: zipfile.ZipFile, name: str, data: str | bytes, executable: bool = False) -> None:
@@ -99,7 +100,7 @@ def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HI
                     f"Upload a file named {assignment.submission}.", "visibility": "visible",
                     "stdout_visibility": "hidden", "tests": []}
     else:
-        result = grade_submission(submission, assignment, visibility="all")
+        result = grade_submission(submission, assignment, scope="all")
         document = gradescope.to_results_json(result, hidden_visibility=hidden_visibility)
     atomic.write_text(results_file, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return document

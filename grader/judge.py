@@ -1,6 +1,6 @@
 """Turn what a scenario run produced into a verdict, in the grader. Pure: no processes, no files.
 
-The outcome (:class:`~grader.sandbox.launcher.RunOutcome`) is untrusted data; the check and the
+The outcome (:class:`~grader.outcomes.RunOutcome`) is untrusted data; the check and the
 expected values live only here. Every way a run can end maps to one :class:`Status` and a
 feedback a student can act on.
 """
@@ -13,6 +13,7 @@ from grader.outcomes import RunOutcome
 from grader.results import Feedback, ScenarioResult, Status
 from grader.spec import ScenarioSpec
 from grader.values import Raised, materialize
+from grader.visibility import Visibility
 
 _CPU_SIGNALS = {signal.SIGXCPU}
 
@@ -27,7 +28,7 @@ def scenario_result(spec: ScenarioSpec, status: Status, feedback: Feedback, dura
     return ScenarioResult(
         id=spec.id, title=spec.title, task=spec.task, max_points=spec.points, status=status,
         points=spec.points if status is Status.PASSED else 0.0, feedback=feedback, duration=round(duration, 6),
-        visibility=spec.visibility, program=spec.code.source if spec.visibility == "public" else None)
+        visibility=spec.visibility, program=spec.source if spec.visibility is Visibility.PUBLIC else None)
 
 
 def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: int) -> tuple[Status, Feedback]:

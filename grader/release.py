@@ -24,9 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from grader.audit.functions import bound_names, functions, normal_module, normal_statements, statement_lists
+from grader.audit.analysis import FindingKind
+from grader.audit.functions import (bound_names, functions, normal_module, normal_statements, statement_lists,
+                                    without_docstring)
 from grader.errors import GraderError
 
+# The audit's findings that make a release refuse: the reference is not full, the handout earns points.
+BASIC_GUARANTEES = (FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS)
 SKIPPED = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.py[co]$")   # caches and dotfiles are never released
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)   # fixed: the same folder gives the same zip, byte for byte
 
@@ -141,7 +145,6 @@ def find_leaks(released: list[tuple[str, bytes]], secrets: Secrets) -> list[Leak
 
 
 def functions_body(node: ast.AST) -> list[ast.stmt]:
-    from grader.audit.functions import without_docstring
     return without_docstring(node.body)
 
 
@@ -216,37 +219,26 @@ class Released:
 def release(assignment_dir: Path, out: Path, *, solutions_dir: Path | None = None, seeds: int = 20,
             jobs: int = 1, on_progress=lambda progress: None) -> Released:
     """Check and build the handout zip of the assignment in ``assignment_dir`` (see the module doc)."""
-    from grader.audit._standin import task_functions
-    from grader.audit.run import AuditOptions, run_audit
-    from grader.spec import find_solutions, load_assignment
+    from grader.audit.run import AuditOptions, load_audited, run_audit, scenario_texts
+    from grader.visibility import Visibility
 
-    solutions = solutions_dir or find_solutions(assignment_dir)
-    assignment = load_assignment(assignment_dir, hidden=solutions)
+    assignment, solutions = load_audited(assignment_dir, solutions_dir)
     released = list(_folder_files(assignment_dir))
-    hidden_specs = [s for s in assignment.scenarios if getattr(s.visibility, "value", s.visibility) == "hidden"]
-    hidden_file = None
-    if hidden_specs:
-        path = Path(hidden_specs[0].code.filename)
-        hidden_file = (str(path), path.read_text(encoding="utf-8"))
+    hidden_specs = [s for s in assignment.scenarios if s.visibility is Visibility.HIDDEN]
+    hidden_files = {s.file for s in hidden_specs}
+    texts = scenario_texts(assignment)
+    hidden_file = next(((path, text) for path, text in texts.items() if path in hidden_files), None)
     reference_path = solutions / assignment.submission
-    reference = (str(reference_path), reference_path.read_text(encoding="utf-8")) if reference_path.is_file() else None
-    problems = []
-    if reference is None:
-        problems.append(f"the reference solution {reference_path} does not exist")
-    else:
-        names = [name for names in task_functions(assignment).values() for name in names]
-        solution_files = [(str(p.relative_to(solutions.parent)), p.read_bytes()) for p in sorted(solutions.rglob("*"))
-                          if p.is_file() and not SKIPPED.search(str(p.relative_to(solutions)))]
-        secrets = secrets_of([(s.id, s.title) for s in hidden_specs], hidden_file, reference, names, solution_files)
-        problems += [str(leak) for leak in find_leaks(released, secrets)]
-        report = run_audit(AuditOptions(assignment_dir, solutions_dir=solutions, seeds=seeds, jobs=jobs,
-                                        mutants=False), on_progress)
-        holds = report.analysis.guarantees()
-        for finding in report.analysis.findings:
-            if finding.kind.value in ("reference_fails", "flaky", "free_points"):
-                problems.append(f"audit: {finding.message}")
-        if not (holds["reference_full"] and holds["handout_zero"]) and not problems:
-            problems.append("audit: the reference is not full or the handout earns points")
+    reference = (str(reference_path), reference_path.read_text(encoding="utf-8"))
+    names = [name for task in assignment.tasks for name in task.functions]
+    solution_files = [(str(p.relative_to(solutions.parent)), p.read_bytes()) for p in sorted(solutions.rglob("*"))
+                      if p.is_file() and not SKIPPED.search(str(p.relative_to(solutions)))]
+    secrets = secrets_of([(s.id, s.title) for s in hidden_specs], hidden_file, reference, names, solution_files)
+    problems = [str(leak) for leak in find_leaks(released, secrets)]
+    report = run_audit(AuditOptions(assignment_dir, solutions_dir=solutions, seeds=seeds, jobs=jobs, mutants=False),
+                       on_progress)
+    problems += [f"audit: {finding.message}" for finding in report.analysis.findings
+                 if finding.kind in BASIC_GUARANTEES]
     if problems:
         raise ReleaseRefused(problems)
     _write_atomically(out, zip_bytes(assignment.id, released))

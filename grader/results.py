@@ -10,6 +10,8 @@ import functools
 from dataclasses import dataclass, field, fields
 from enum import Enum
 
+from grader.visibility import Scope, Visibility
+
 SCHEMA_VERSION = 1
 
 
@@ -49,7 +51,7 @@ class ScenarioResult:
     status: Status
     feedback: Feedback
     duration: float               # seconds, wall-clock, as measured by the grader
-    visibility: str               # "public" or "hidden"
+    visibility: Visibility
     program: str | None = None    # the program's source, for public scenarios only
 
     @property
@@ -72,7 +74,7 @@ class SubmissionResult:
     submission: str               # the file graded, as given
     submission_sha256: str
     seed: int
-    visibility: str               # which scenarios ran: "public" or "all"
+    visibility: Scope             # which scenarios ran
     score: float
     max_score: float
     tasks: tuple[TaskScore, ...]
@@ -95,17 +97,25 @@ class SubmissionResult:
         data = _fields_of(self)
         data["tasks"] = [_fields_of(task) for task in self.tasks]
         data["scenarios"] = [{**_fields_of(scenario), "status": scenario.status.value,
-                              "feedback": _fields_of(scenario.feedback)} for scenario in self.scenarios]
+                              "visibility": scenario.visibility.value, "feedback": _fields_of(scenario.feedback)}
+                             for scenario in self.scenarios]
+        data["visibility"] = self.visibility.value
         data["isolation"], data["timings"] = list(self.isolation), dict(self.timings)
         return data
 
     @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The keys of :meth:`to_dict` (a document may hold more: reporters' derived views)."""
+        return _field_names(cls)
+
+    @classmethod
     def from_dict(cls, data: dict) -> "SubmissionResult":
         scenarios = tuple(
-            ScenarioResult(**{**s, "status": Status(s["status"]), "feedback": Feedback(**s["feedback"])})
+            ScenarioResult(**{**s, "status": Status(s["status"]), "visibility": Visibility(s["visibility"]),
+                              "feedback": Feedback(**s["feedback"])})
             for s in data["scenarios"])
         return cls(**{**data, "scenarios": scenarios, "tasks": tuple(TaskScore(**t) for t in data["tasks"]),
-                      "isolation": tuple(data["isolation"])})
+                      "visibility": Scope(data["visibility"]), "isolation": tuple(data["isolation"])})
 
 
 def _fields_of(record) -> dict:

@@ -1,15 +1,32 @@
-"""Scores from scenario results: pure arithmetic over data."""
+"""Scores from scenario results: pure arithmetic over data, for one submission and for a class.
+
+For a class, :class:`StudentRow` is what a batch keeps per student (a few hundred bytes whatever the
+feedback), so its memory stays flat in the number of submissions; :func:`summarize` turns rows into
+the class statistics of ``summary.json``.
+"""
 
 from __future__ import annotations
 
-from grader.results import ScenarioResult, TaskScore
-from grader.spec import Assignment
+import math
+import statistics
+import sys
+from array import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+from grader.results import ScenarioResult, Status, SubmissionResult, TaskScore
+
+if TYPE_CHECKING:
+    from grader.spec import Plan
+
+BINS = 10
+_NOT_RUN = float("nan")
 
 
-def task_scores(assignment: Assignment, scenarios: tuple[ScenarioResult, ...]) -> tuple[TaskScore, ...]:
+def task_scores(plan: Plan, scenarios: tuple[ScenarioResult, ...]) -> tuple[TaskScore, ...]:
     """Points per task, in the spec's task order, for the tasks that had scenarios in this run."""
     scores = []
-    for task in assignment.tasks:
+    for task in plan.tasks:
         mine = [s for s in scenarios if s.task == task.id]
         if mine:
             scores.append(TaskScore(task.id, task.title, _round(sum(s.points for s in mine)),
@@ -25,3 +42,113 @@ def total(scenarios: tuple[ScenarioResult, ...]) -> tuple[float, float]:
 def _round(value: float) -> float:
     # Points are decimal fractions at most; keep 1/3-style sums readable and stable across runs.
     return round(value, 6)
+
+
+# --------------------------------------------------------------------------- a class
+
+
+@dataclass(frozen=True)
+class Column:
+    """A scenario as a gradebook column: shared by every row (strings interned)."""
+
+    id: str
+    title: str
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
+class StudentRow:
+    """One student's line: scores and per-scenario points, no feedback."""
+
+    student_id: str
+    score: float | None           # None: no result at all
+    max_score: float | None
+    error: str | None             # why it could not be graded (first line), or None
+    columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
+    points: array                 # array('d') aligned with columns; NaN: not run
+    passed: bytes                 # aligned with columns; 1: passed
+
+    @classmethod
+    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None) -> "StudentRow":
+        if result is None:
+            return cls(sys.intern(student_id), None, None, error or "not graded", (), array("d"), b"")
+        columns = _columns(tuple((s.id, s.title, s.task) for s in result.scenarios))
+        earned = array("d", (_NOT_RUN if s.status is Status.NOT_RUN else s.points for s in result.scenarios))
+        passed = bytes(s.passed for s in result.scenarios)
+        reason = result.error.splitlines()[0] if result.error else None
+        return cls(sys.intern(student_id), result.score, result.max_score, reason, columns, earned, passed)
+
+    @property
+    def graded(self) -> bool:
+        return self.score is not None and self.error is None
+
+
+_COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
+
+
+def _columns(key: tuple) -> tuple[Column, ...]:
+    """One shared tuple of columns per distinct scenario list (every row of a batch shares it)."""
+    if key not in _COLUMN_SETS:
+        _COLUMN_SETS[key] = tuple(Column(*(sys.intern(text) for text in item)) for item in key)
+    return _COLUMN_SETS[key]
+
+
+def summarize(rows: Iterable[StudentRow]) -> dict:
+    """The class summary (``OUT/summary.json``): plain data, JSON-ready.
+
+    Keys: ``count``; ``graded`` (how many have a result without error); ``ungradable`` (list of
+    ``{student_id, reason}``); ``max_score``; ``mean``, ``median``, ``min``, ``max`` over the graded
+    scores (``None`` when nothing was graded); ``histogram``: ``BINS`` bins over ``0..max_score``
+    as ``{from, to, count}`` (the last bin includes ``max_score``); ``scenarios``: per scenario
+    ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate first
+    (what the class got wrong), ties in assignment order.
+    """
+    rows = sorted(rows, key=lambda row: row.student_id)
+    graded = [row for row in rows if row.graded]
+    ungradable = [{"student_id": row.student_id, "reason": row.error} for row in rows if not row.graded]
+    scores = [row.score for row in graded]
+    max_score = next((row.max_score for row in rows if row.max_score is not None), None)
+    return {
+        "count": len(rows),
+        "graded": len(graded),
+        "ungradable": ungradable,
+        "max_score": max_score,
+        "mean": _round(statistics.fmean(scores)) if scores else None,
+        "median": _round(statistics.median(scores)) if scores else None,
+        "min": min(scores) if scores else None,
+        "max": max(scores) if scores else None,
+        "histogram": _histogram(scores, max_score or 0.0),
+        "scenarios": _pass_rates(rows, graded),
+    }
+
+
+def scenario_order(rows: list[StudentRow]) -> list[Column]:
+    """Scenarios in assignment order: the first error-free result's, then any others' new ones."""
+    order: dict[str, Column] = {}
+    for row in sorted((row for row in rows if row.score is not None), key=lambda row: row.error is not None):
+        for column in row.columns:
+            order.setdefault(column.id, column)
+    return list(order.values())
+
+
+def _pass_rates(rows: list[StudentRow], graded: list[StudentRow]) -> list[dict]:
+    rates = {column.id: {"id": column.id, "title": column.title, "task": column.task, "passed": 0, "total": 0,
+                         "rate": None} for column in scenario_order(rows)}
+    for row in graded:
+        for column, passed in zip(row.columns, row.passed):
+            rates[column.id]["total"] += 1
+            rates[column.id]["passed"] += passed
+    for rate in rates.values():
+        rate["rate"] = _round(rate["passed"] / rate["total"]) if rate["total"] else None
+    # Scenarios nobody could be graded on carry no information: they go last.
+    return sorted(rates.values(), key=lambda r: (r["rate"] is None, r["rate"] or 0.0))
+
+
+def _histogram(scores: list[float], max_score: float) -> list[dict]:
+    width = max_score / BINS
+    bins = [{"from": _round(i * width), "to": _round((i + 1) * width), "count": 0} for i in range(BINS)]
+    for score in scores:
+        # The epsilon keeps 0.3/0.1 == 3 from landing in bin 2; the last bin holds full marks.
+        index = math.floor(score / width + 1e-9) if width > 0 else BINS - 1
+        bins[min(max(index, 0), BINS - 1)]["count"] += 1
+    return bins

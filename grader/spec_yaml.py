@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from grader.errors import SpecError
 
@@ -53,8 +53,8 @@ def _construct_sequence(loader, node) -> MarkedList:
 
 @functools.lru_cache(maxsize=None)
 def _loader():
-    """pyyaml's safe loader with our constructors; pyyaml is imported here, on the first parse
-    that the cache cannot answer (see spec_cache)."""
+    """pyyaml's safe loader with our constructors. pyyaml is imported on the first parse, not with
+    this module: a spec the loading edge finds in its cache needs none (see grader.loading)."""
     import yaml
 
     # libyaml's parser when pyyaml has it (several times faster); the constructors above are ours.
@@ -67,17 +67,7 @@ def _loader():
 
 
 def parse(text: str, filename: str) -> MarkedDict:
-    """Parse a spec file's text; the document must be a mapping. A text parsed before comes from
-    the cache (:mod:`grader.spec_cache`), without pyyaml."""
-    from grader import spec_cache  # here: it imports this module
-    document = spec_cache.load(text)
-    if document is None:
-        document = _parse_yaml(text, filename)
-        spec_cache.store(text, document)
-    return document
-
-
-def _parse_yaml(text: str, filename: str) -> MarkedDict:
+    """Parse a spec file's text; the document must be a mapping. Raises :class:`SpecError`."""
     yaml, loader_class = _loader()
     loader = loader_class(text)
     loader.name = filename
@@ -98,12 +88,14 @@ def _parse_yaml(text: str, filename: str) -> MarkedDict:
 
 @dataclass(frozen=True)
 class Field:
-    """One allowed field: its type(s), whether it is required, its default and a description."""
+    """One allowed field: its type(s), whether it is required, its default, a description, and a
+    ``check`` of a value of the right type (a problem to report, or None)."""
 
     types: tuple[type, ...]
     required: bool = False
     default: Any = None
     describe: str = ""
+    check: Callable[[Any], str | None] | None = None
 
 
 def did_you_mean(name: str, choices) -> str:
@@ -143,6 +135,9 @@ class Fields:
             if not isinstance(value, spec.types) or (isinstance(value, bool) and bool not in spec.types):
                 got = "nothing" if value is None else f"{type(value).__name__} {value!r}"
                 self.problem(mapping.lines[name], prefix + name, f"must be {spec.describe}, got {got}")
+                values[name] = spec.default
+            elif spec.check is not None and spec.check(value) is not None:
+                self.problem(mapping.lines[name], prefix + name, f"{spec.check(value)}, got {value!r}")
                 values[name] = spec.default
             else:
                 values[name] = value

@@ -90,7 +90,7 @@ _graded = {}   # path -> result: each submission is graded once per test run
 
 def _grade(path, assignment):
     if path not in _graded:
-        _graded[path] = grade_submission(path, assignment, seed=SEED, visibility="all")
+        _graded[path] = grade_submission(path, assignment, seed=SEED, scope="all")
     return _graded[path]
 
 
@@ -192,5 +192,5 @@ def test_randomized_scenarios_reject_answers_for_other_inputs(assignment):
 
 
 def test_randomized_scenarios_pass_the_reference_under_another_seed(assignment):
-    result = grade_submission(REFERENCE, assignment, seed=2, visibility="all")
+    result = grade_submission(REFERENCE, assignment, seed=2, scope="all")
     assert result.score == 100

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader.report.gradebook import Row, gradebook_rows, render_summary, summarize, write_csv
+from grader.report.gradebook import gradebook_rows, render_summary, write_csv
+from grader.scoring import StudentRow as Row, summarize
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 HEADER = ["student_id", "score", "max_score", "status", "square_values", "grad_values", "fresh_state"]

@@ -360,31 +360,6 @@ def test_a_warm_sandbox_serves_submission_after_submission(mini, tmp_path):
     assert second.score == second.max_score and second.error is None
 
 
-def test_a_lent_sandbox_is_handed_back_ready_before_judging(mini, tmp_path):
-    import contextlib
-
-    from grader.sandbox.launcher import Sandbox
-
-    lent = []
-
-    with Sandbox() as box:
-        @contextlib.contextmanager
-        def lend():
-            lent.append("out")
-            yield box
-            # Handed back: this submission's zygote is gone, the warden waits for the next job.
-            assert box._zygote is None and box.job_dir is None and box.process.poll() is None
-            lent.append("back")
-
-        wrong = grade_submission(submit(tmp_path, with_square("return x")), mini, seed=2, lend=lend)
-        right = grade_submission(MINI / "squares.py", mini, seed=2, lend=lend)
-        broken = grade_submission(submit(tmp_path, "def square(:\n", "broken.py"), mini, seed=2, lend=lend)
-    assert lent == ["out", "back", "out", "back"], "a file that cannot run borrows no sandbox"
-    assert by_id(wrong)["square_values"].status is Status.FAILED
-    assert right.score == right.max_score == 6
-    assert broken.score == 0 and "line 1" in broken.error
-
-
 def test_without_isolation_between_submissions_each_gets_a_fresh_warden(mini, tmp_path):
     from grader.sandbox.isolation import IsolationPlan
     from grader.sandbox.launcher import Sandbox

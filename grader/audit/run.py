@@ -18,15 +18,17 @@ from typing import Callable
 
 import grader
 from grader.audit import misconceptions, mutants_file, operators
-from grader.audit._standin import GradingJob, LocalExecutor, Scope, task_functions
 from grader.audit.analysis import ScenarioInfo, analyse
 from grader.audit.functions import functions
 from grader.audit.mutant import Mutant
 from grader.audit.report import AuditReport
 from grader.errors import SpecError, UsageError
+from grader.executor import GradingJob, LocalExecutor
+from grader.loading import find_solutions, load, read_plan
 from grader.results import SubmissionResult
-from grader.spec import Assignment, find_solutions, load_assignment
-from grader.spec_yaml import did_you_mean
+from grader.spec import SPEC_FILE, Assignment, ScenarioSpec
+from grader.spec_yaml import SpecErrors, did_you_mean
+from grader.visibility import Scope
 
 DEFAULT_SEEDS = 20
 MUTANT_TIME_FACTOR = 10.0
@@ -62,16 +64,12 @@ class AuditProgress:
 
 def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None] = lambda p: None) -> AuditReport:
     started = time.monotonic()
-    solutions = options.solutions_dir or find_solutions(options.assignment_dir)
-    assignment = load_assignment(options.assignment_dir, hidden=solutions)
+    assignment, solutions = load_audited(options.assignment_dir, options.solutions_dir)
     reference_path = solutions / assignment.submission
     handout_path = options.assignment_dir / assignment.submission
-    for path, what in ((reference_path, "the reference solution"), (handout_path, "the handout")):
-        if not path.is_file():
-            raise UsageError(f"{what} {path} does not exist ({assignment.submission} of the assignment)")
     reference = reference_path.read_text(encoding="utf-8")
-    by_task = task_functions(assignment)
-    _check_functions(assignment, by_task, reference, handout_path)
+    by_task = {task.id: task.functions for task in assignment.tasks}
+    texts = scenario_texts(assignment)
 
     mutants: list[Mutant] = []
     mutants_path = None
@@ -79,7 +77,7 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
         mutants_path = options.mutants_path or (solutions / mutants_file.MUTANTS_FILE)
         if options.mutants_path is not None and not mutants_path.is_file():
             raise UsageError(f"the mutants file {mutants_path} does not exist")
-        mutants = _mutants(assignment, reference, reference_path, mutants_path, by_task)
+        mutants = _mutants(assignment, reference, reference_path, mutants_path, by_task, texts)
         if not mutants_path.is_file():
             mutants_path = None
 
@@ -101,7 +99,6 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
                                                          progress, on_progress)}
     handout = graded.pop("handout")
     scenarios = [_info(spec) for spec in assignment.scenarios]
-    texts = {spec.code.filename: Path(spec.code.filename).read_text(encoding="utf-8") for spec in assignment.scenarios}
     analysis = analyse(scenarios, [t.id for t in assignment.tasks], by_seed, handout, mutants, graded,
                        misconceptions.collect(texts).used, by_task, options.seed, options.min_score)
     total = time.monotonic() - started
@@ -137,31 +134,38 @@ def _for_mutants(assignment: Assignment, reference: dict[int, SubmissionResult])
     return replace(assignment, scenarios=specs)
 
 
-def _check_functions(assignment: Assignment, by_task: dict[str, tuple[str, ...]], reference: str,
-                     handout_path: Path) -> None:
-    """Each task's functions must exist in the reference and in the handout."""
-    spec_file = str(assignment.directory / "assignment.yaml")
-    handout = functions(ast.parse(handout_path.read_text(encoding="utf-8")))
-    in_reference = functions(ast.parse(reference))
-    problems = []
-    for index, task in enumerate(assignment.tasks):
-        for name in by_task.get(task.id, ()):
-            for where, found in (("the handout " + handout_path.name, handout), ("the reference", in_reference)):
-                if name not in found:
-                    problems.append(SpecError(spec_file, None, f"tasks[{index}].functions",
-                                              f"{name!r} is not a function of {where}{did_you_mean(name, found)}"))
+def load_audited(assignment_dir: Path, solutions_dir: Path | None) -> tuple[Assignment, Path]:
+    """The assignment with its hidden scenarios, its functions checked against the handout and the
+    reference (which must both exist), and its solutions folder."""
+    solutions = solutions_dir or find_solutions(assignment_dir)
+    submission = read_plan(assignment_dir).submission
+    handout_path, reference_path = assignment_dir / submission, solutions / submission
+    for path, what in ((reference_path, "the reference solution"), (handout_path, "the handout")):
+        if not path.is_file():
+            raise UsageError(f"{what} {path} does not exist ({submission} of the assignment)")
+    assignment = load(read_plan(assignment_dir, solutions, handout=handout_path))
+    in_reference = functions(ast.parse(reference_path.read_text(encoding="utf-8")))
+    problems = [SpecError(str(assignment_dir / SPEC_FILE), None, f"tasks[{index}].functions",
+                          f"{name!r} is not a function of the reference {reference_path}{did_you_mean(name, in_reference)}")
+                for index, task in enumerate(assignment.tasks) for name in task.functions if name not in in_reference]
     if problems:
-        from grader.spec_yaml import SpecErrors
         raise SpecErrors(problems)
+    return assignment, solutions
+
+
+def scenario_texts(assignment: Assignment) -> dict[str, str]:
+    """The scenario files' texts, as loaded (public and hidden), by path."""
+    roles = {"scenarios": assignment.directory, "hidden_scenarios": assignment.hidden_directory}
+    return {str(Path(roles[f.role] or ".") / f.name): f.data.decode("utf-8")
+            for f in assignment.files if f.role in roles}
 
 
 def _mutants(assignment: Assignment, reference: str, reference_path: Path, path: Path,
-             by_task: dict[str, tuple[str, ...]]) -> list[Mutant]:
+             by_task: dict[str, tuple[str, ...]], texts: dict[str, str]) -> list[Mutant]:
     owner = {name: task for task, names in by_task.items() for name in names}
     automatic = operators.automatic_mutants(reference, owner)
     if not path.is_file():
         return automatic
-    texts = {spec.code.filename: Path(spec.code.filename).read_text(encoding="utf-8") for spec in assignment.scenarios}
     named = mutants_file.read_mutants(path.read_text(encoding="utf-8"), str(path), reference, str(reference_path),
                                       assignment.id, [t.id for t in assignment.tasks], misconceptions.collect(texts))
     mutants_file.check_exclusions(named, [m.id for m in automatic])
@@ -170,6 +174,5 @@ def _mutants(assignment: Assignment, reference: str, reference_path: Path, path:
     return list(named.named) + automatic
 
 
-def _info(spec) -> ScenarioInfo:
-    visibility = getattr(spec.visibility, "value", spec.visibility)
-    return ScenarioInfo(spec.id, spec.title, spec.task, spec.points, str(visibility), spec.time_limit, spec.code.filename)
+def _info(spec: ScenarioSpec) -> ScenarioInfo:
+    return ScenarioInfo(spec.id, spec.title, spec.task, spec.points, spec.visibility.value, spec.time_limit, spec.file)

@@ -20,9 +20,10 @@ import json
 
 from grader.report.text import explain, import_output, one_line
 from grader.results import ScenarioResult, SubmissionResult
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-DEFAULT_HIDDEN_VISIBILITY = "after_published"
+VISIBILITIES = tuple(level.value for level in ShownTo)
+DEFAULT_HIDDEN_VISIBILITY = DEFAULT_HIDDEN_SHOWN_TO.value
 
 
 def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY,
@@ -76,7 +77,7 @@ def _summary(result: SubmissionResult) -> str:
 
 
 def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:
-    public = scenario.visibility == "public"
+    public = scenario.visibility is Visibility.PUBLIC
     return {
         "name": f"{scenario.id}: {scenario.title}",
         "number": number,
@@ -85,7 +86,7 @@ def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict
         "status": "passed" if scenario.passed else "failed",
         # A hidden scenario's source is exactly what keeping it hidden protects.
         "output": "passed" if scenario.passed else explain(scenario, show_program=public),
-        "visibility": "visible" if public else hidden_visibility,
+        "visibility": ShownTo.VISIBLE.value if public else ShownTo(hidden_visibility).value,
     }
 
 

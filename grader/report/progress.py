@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from grader.batch import Progress
+from grader.progress import Progress
 
 PLAIN_EVERY = 5.0  # seconds between lines when the output is a file or a pipe
 
@@ -26,11 +26,6 @@ class ProgressDisplay:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
-
-    def close(self) -> None:
-        if self.live:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def describe(progress: Progress) -> str:

@@ -184,6 +184,18 @@ class Sandbox:
             except ProcessLookupError:
                 pass
 
+    def abort(self) -> None:
+        """Kill this sandbox's processes now, from any thread (Ctrl-C): the thread driving it finds
+        them dead and stops. Its pipes stay open until :meth:`close`."""
+        if self.process.returncode is not None:
+            return
+        self.kill_submission()
+        proctree.kill_children(self.process.pid)
+        try:
+            os.kill(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
     def sweep(self) -> int:
         """Kill every process in the tree except the warden and the zygote (strays of a scenario)."""
         if self._zygote is None or self.process.poll() is not None:

@@ -121,6 +121,7 @@ def arena():
 def graded(arena):
     """Every attack graded by the library (all scenarios) and by ``grader check --json`` (public)."""
     from grader import grade_submission, load_assignment
+    from grader.sandbox.launcher import Sandbox
 
     assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)
     slots: Queue[int] = Queue()
@@ -137,7 +138,8 @@ def graded(arena):
             path = arena.submission(attack, folder)
             graded = Graded(attack)
             began = time.monotonic()
-            graded.library = grade_submission(path, assignment, seed=1, visibility="all", slot=slot)
+            with Sandbox(slot=slot) as sandbox:
+                graded.library = grade_submission(path, assignment, seed=1, scope="all", sandbox=sandbox)
             graded.library_seconds = time.monotonic() - began
             _run_cli(arena, graded, folder, slot)
             return graded

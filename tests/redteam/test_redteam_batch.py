@@ -63,7 +63,7 @@ def alone(honest):
     """The honest submissions graded one by one, outside any batch."""
     from grader import grade_submission, load_assignment
     assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)
-    return {student: grade_submission(path, assignment, seed=1, visibility="all").to_dict()
+    return {student: grade_submission(path, assignment, seed=1, scope="all").to_dict()
             for student, path in honest.items()}
 
 
