@@ -25,8 +25,14 @@ from pathlib import Path
 from typing import Iterator
 
 from grader.audit.analysis import FindingKind
-from grader.audit.functions import (bound_names, functions, normal_module, normal_statements, statement_lists,
-                                    without_docstring)
+from grader.audit.functions import (
+    bound_names,
+    functions,
+    normal_module,
+    normal_statements,
+    statement_lists,
+    without_docstring,
+)
 from grader.errors import GraderError
 
 # The audit's findings that make a release refuse: the reference is not full, the handout earns points.
@@ -144,11 +150,11 @@ def find_leaks(released: list[tuple[str, bytes]], secrets: Secrets) -> list[Leak
     return _unique(leaks)
 
 
-def functions_body(node: ast.AST) -> list[ast.stmt]:
+def functions_body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
     return without_docstring(node.body)
 
 
-def _is_scenario_code(node: ast.FunctionDef, ids: set[str]) -> bool:
+def _is_scenario_code(node: ast.FunctionDef | ast.AsyncFunctionDef, ids: set[str]) -> bool:
     """A hidden scenario's program (named by its id) or check (decorated ``@<id>.check``)."""
     if node.name in ids:
         return True

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from grader.audit.functions import functions, normal_module, normal_statements, bound_names
+from grader.audit.functions import bound_names, functions, normal_module, normal_statements
 from grader.audit.operators import DEGENERATE, Operator, automatic_mutants
 
 SOURCE = '''"""A module."""
@@ -97,7 +97,7 @@ def test_mutants_of_the_same_code_are_made_once_and_none_equals_the_reference():
 
 
 def test_a_task_s_degenerate_mutants_change_all_its_functions_and_win_over_return_none():
-    made, by = mutants_by_operator(owners={"Tape.take": "t", "smaller": "t"})
+    made, _ = mutants_by_operator(owners={"Tape.take": "t", "smaller": "t"})
     degenerate = [m for m in made if m.operator in DEGENERATE]
     assert [m.id for m in degenerate] == ["t/task_returns_none", "t/task_returns_constant", "t/task_returns_anything"]
     none = degenerate[0]

@@ -45,10 +45,10 @@ def _summary(report: AuditReport, style: Style) -> list[str]:
     automatic = len(analysis.outcomes) - named
     seeds = report.seeds
     seed_text = f"seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}"
-    lines = [style(f"Audit of {report.assignment}: {report.title}", "bold"),
-             f"{len(report.scenarios)} scenarios ({public} public, {len(report.scenarios) - public} hidden) in "
-             f"{len(report.tasks)} tasks; the reference on {seed_text}; the handout and {named} named and "
-             f"{automatic} automatic mutants on seed {report.mutant_seed} ({report.timings['total']:.1f} s)", ""]
+    what = (f"{len(report.scenarios)} scenarios ({public} public, {len(report.scenarios) - public} hidden) in "
+            f"{len(report.tasks)} tasks; the reference on {seed_text}; the handout and {named} named and "
+            f"{automatic} automatic mutants on seed {report.mutant_seed} ({report.timings['total']:.1f} s)")
+    lines = [style(f"Audit of {report.assignment}: {report.title}", "bold"), what, ""]
     failing = [row for row in analysis.reference if row.failed]
     text = (f"full on all {len(seeds)} seeds" if not failing else
             f"{len(failing)} scenario{'s' * (len(failing) != 1)} not passed on some seed")

@@ -65,7 +65,7 @@ def bound_names(node: ast.AST) -> frozenset[str]:
             names.add(child.id)
         elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and child is not node:
             names.add(child.name)
-        elif isinstance(child, ast.ExceptHandler) and child.name:
+        elif isinstance(child, ast.ExceptHandler) and child.name is not None:
             names.add(child.name)
         elif isinstance(child, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in child.names)

@@ -48,9 +48,9 @@ def collect(files: dict[str, str]) -> Misconceptions:
             if node.arg == "wrong" and isinstance(node.value, ast.Dict):
                 used.update(s for s in (_sentence(k, constants) for k in node.value.keys) if s)
             elif node.arg == "misconception":
-                sentence = _sentence(node.value, constants)
-                if sentence:
-                    used.add(sentence)
+                named = _sentence(node.value, constants)
+                if named:
+                    used.add(named)
     return Misconceptions({k: frozenset(v) for k, v in keys.items()}, frozenset(used))
 
 

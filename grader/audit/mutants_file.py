@@ -92,7 +92,9 @@ def read_mutants(text: str, path: str, reference: str, reference_name: str, assi
                         f"is {top['assignment']!r} but the assignment is {assignment_id!r}")
     located = functions(ast.parse(reference))
     context = _Context(checker, reference, reference_name, task_ids, misconceptions, located)
-    named, seen, forms = [], {}, {normal_module(ast.parse(reference)): "the reference"}
+    named: list[Mutant] = []
+    seen: dict[str, int] = {}
+    forms = {normal_module(ast.parse(reference)): "the reference"}
     raw = top["mutants"] or MarkedList()
     for index, item in enumerate(raw):
         mutant = context.mutant(item, f"mutants[{index}]", raw.lines[index])
@@ -198,9 +200,10 @@ class _Context:
                 return None
             source = with_body(self.reference, self.located[function], body)
         else:
-            source = self._replaced(replace, function, where, lines)
-            if source is None:
+            replaced = self._replaced(replace, function, where, lines)
+            if replaced is None:
                 return None
+            source = replaced
         try:
             ast.parse(source)
         except SyntaxError as error:

@@ -43,7 +43,6 @@ from typing import Iterator
 from grader.audit.functions import Located, functions, normal_module, normal_statements, with_body, without_docstring
 from grader.audit.mutant import Kind, Mutant
 
-
 ANYTHING = """\
 class _Anything:   # an audit mutant: claims to equal everything, gives itself back for everything else
     def __eq__(self, other):
@@ -157,10 +156,9 @@ def _degenerate(reference: str, located: dict[str, Located], task_functions: dic
 
 def _candidates(function: Located) -> Iterator[tuple[Operator, list[_Edit]]]:
     node = function.node
-    own_returns = [n for n in _own_nodes(node) if isinstance(n, ast.Return) and n.value is not None]
+    own_values = [n.value for n in _own_nodes(node) if isinstance(n, ast.Return) and n.value is not None]
     params = node.args.posonlyargs + node.args.args
-    for ret in own_returns:
-        value = ret.value
+    for value in own_values:
         if params and not (isinstance(value, ast.Name) and value.id == params[0].arg):
             yield Operator.RETURN_INPUT, [_replace(value, params[0].arg)]
         if not (isinstance(value, ast.Constant) and value.value is None):
@@ -189,7 +187,7 @@ def _expression_candidates(child: ast.AST) -> Iterator[tuple[Operator, list[_Edi
         yield Operator.FLIP_BOOLEAN, [_replace(child, str(not child.value))]
     elif isinstance(child, ast.Raise) and child.exc is not None:
         call = child.exc if isinstance(child.exc, ast.Call) else None
-        name = call.func if call is not None else child.exc
+        name: ast.expr = call.func if call is not None else child.exc
         if isinstance(name, ast.Name):
             yield Operator.EXCEPTION_CLASS, [_replace(name, _OTHER_EXCEPTION.get(name.id, "RuntimeError"))]
         if call is not None and call.args and not isinstance(call.args[0], ast.Starred):
@@ -228,8 +226,9 @@ def _statement_lists(function: ast.AST) -> Iterator[list[ast.stmt]]:
                 yield without_docstring(value) if documented else value
 
 
-def _replace(node: ast.AST, text: str) -> _Edit:
-    return _Edit((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), text)
+def _replace(node: ast.expr | ast.stmt, text: str) -> _Edit:
+    end = (node.end_lineno or node.lineno, node.end_col_offset if node.end_col_offset is not None else node.col_offset)
+    return _Edit((node.lineno, node.col_offset), end, text)
 
 
 def _splice(source: str, edits: list[_Edit]) -> str:

@@ -47,7 +47,7 @@ def dumps(report: AuditReport, project_root: str) -> str:
 def _mutant(outcome: MutantOutcome, report: AuditReport, all_ids: list[str]) -> dict:
     mutant = outcome.mutant
     span = changed_span(report.reference_source, mutant.source)
-    item = {
+    item: dict[str, object] = {
         "id": mutant.id,
         "mutatorName": mutant.operator or f"named:{mutant.task}",
         "description": mutant.description,
