@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from grader.audit.analysis import Cell, FindingKind, MutantStatus, ScenarioInfo, Severity, Verdict, analyse
+from grader.audit.analysis import analyse
 from grader.audit.mutant import Kind, Mutant
+from grader.audit.verdicts import Cell, FindingKind, MutantStatus, ScenarioInfo, Severity, Verdict
 from grader.results import Feedback, ScenarioResult, Status, SubmissionResult
 from grader.visibility import Scope, Visibility
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.audit.analysis import GUARANTEES, Cell, FindingKind, MutantStatus, Verdict
+from grader.audit.verdicts import GUARANTEES, Cell, FindingKind, MutantStatus, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "audit"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from grader.audit.analysis import GUARANTEES, Cell, MutantStatus, Severity, Verdict
 from grader.audit.mutant import Kind, diff
 from grader.audit.report import AuditReport
+from grader.audit.verdicts import GUARANTEES, Cell, MutantStatus, Severity, Verdict
 
 Style = Callable[[str, str], str]   # (text, role) -> text; roles: pass, fail, warn, dim, bold
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 
-from grader.audit.analysis import GUARANTEES, MutantOutcome
 from grader.audit.mutant import diff
 from grader.audit.report import AuditReport
+from grader.audit.verdicts import GUARANTEES, MutantOutcome
 
 SCHEMA_VERSION = 1
 

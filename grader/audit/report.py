@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.audit.analysis import Analysis, ScenarioInfo
+from grader.audit.verdicts import Analysis, ScenarioInfo
 
 
 @dataclass(frozen=True)

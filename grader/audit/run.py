@@ -18,10 +18,11 @@ from typing import Callable
 
 import grader
 from grader.audit import misconceptions, mutants_file, operators
-from grader.audit.analysis import ScenarioInfo, analyse
+from grader.audit.analysis import analyse
 from grader.audit.functions import functions
 from grader.audit.mutant import Mutant
 from grader.audit.report import AuditReport
+from grader.audit.verdicts import ScenarioInfo
 from grader.errors import SpecError, UsageError
 from grader.executor import GradingJob, LocalExecutor
 from grader.loading import find_solutions, load, read_plan

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 
-from grader.audit.analysis import Cell, MutantOutcome, MutantStatus
 from grader.audit.mutant import changed_span
 from grader.audit.report import AuditReport
+from grader.audit.verdicts import Cell, MutantOutcome, MutantStatus
 
 THRESHOLDS = {"high": 95, "low": 80}
 

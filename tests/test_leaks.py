@@ -1,11 +1,12 @@
-"""The release's leak check (grader.release.find_leaks) and its zip. Pure: texts in, leaks out."""
+"""The release's leak check (grader.leaks) and its zip. Pure: texts in, leaks out."""
 
 from __future__ import annotations
 
 import io
 import zipfile
 
-from grader.release import find_leaks, secrets_of, zip_bytes
+from grader.leaks import find_leaks, secrets_of
+from grader.release import zip_bytes
 
 REFERENCE = '''def helper(v):
     return v * 2
