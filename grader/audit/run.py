@@ -67,40 +67,23 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
     started = time.monotonic()
     assignment, solutions = load_audited(options.assignment_dir, options.solutions_dir)
     reference_path = solutions / assignment.submission
-    handout_path = options.assignment_dir / assignment.submission
     reference = reference_path.read_text(encoding="utf-8")
-    by_task = {task.id: task.functions for task in assignment.tasks}
     texts = scenario_texts(assignment)
-
-    mutants: list[Mutant] = []
-    mutants_path = None
-    if options.mutants:
-        mutants_path = options.mutants_path or (solutions / mutants_file.MUTANTS_FILE)
-        if options.mutants_path is not None and not mutants_path.is_file():
-            raise UsageError(f"the mutants file {mutants_path} does not exist")
-        mutants = _mutants(assignment, reference, reference_path, mutants_path, by_task, texts)
-        if not mutants_path.is_file():
-            mutants_path = None
-
+    mutants, mutants_path = _all_mutants(options, assignment, solutions, reference, reference_path, texts)
     progress = AuditProgress(total=options.seeds + 1 + sum(m.equivalent is None for m in mutants))
     seeds = tuple(range(options.seed, options.seed + options.seeds))
+    jobs = [GradingJob(f"reference@{seed}", reference_path, seed) for seed in seeds]
+    by_seed = {g.job.seed: g.result for g in _graded(assignment, jobs, options.jobs, progress, on_progress)}
+    reference_seconds = time.monotonic() - started
+    progress.phase = "mutants" if mutants else "handout"
     with tempfile.TemporaryDirectory(prefix="grader-audit-") as work:
-        jobs = [GradingJob(f"reference@{seed}", reference_path, seed) for seed in seeds]
-        by_seed = {graded.job.seed: graded.result
-                   for graded in _graded(assignment, jobs, options.jobs, progress, on_progress)}
-        reference_seconds = time.monotonic() - started
-        progress.phase = "mutants" if mutants else "handout"
-        jobs = [GradingJob("handout", handout_path, options.seed)]
-        for index, mutant in enumerate(m for m in mutants if m.equivalent is None):
-            folder = Path(work) / f"m{index:04d}"
-            folder.mkdir()
-            (folder / assignment.submission).write_text(mutant.source, encoding="utf-8")
-            jobs.append(GradingJob(mutant.id, folder / assignment.submission, options.seed))
+        jobs = [GradingJob("handout", options.assignment_dir / assignment.submission, options.seed)]
+        jobs += _mutant_jobs(mutants, Path(work), assignment.submission, options.seed)
         graded = {g.job.key: g.result for g in _graded(_for_mutants(assignment, by_seed), jobs, options.jobs,
                                                          progress, on_progress)}
-    handout = graded.pop("handout")
     scenarios = [_info(spec) for spec in assignment.scenarios]
-    analysis = analyse(scenarios, [t.id for t in assignment.tasks], by_seed, handout, mutants, graded,
+    by_task = {task.id: task.functions for task in assignment.tasks}
+    analysis = analyse(scenarios, [t.id for t in assignment.tasks], by_seed, graded.pop("handout"), mutants, graded,
                        misconceptions.collect(texts).used, by_task, options.seed, options.min_score)
     total = time.monotonic() - started
     return AuditReport(
@@ -111,6 +94,37 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
         timings={"reference": round(reference_seconds, 3), "mutants": round(total - reference_seconds, 3),
                  "total": round(total, 3)},
         grader_version=grader.__version__)
+
+
+def _all_mutants(options: AuditOptions, assignment: Assignment, solutions: Path, reference: str,
+                 reference_path: Path, texts: dict[str, str]) -> tuple[list[Mutant], Path | None]:
+    """The named mutants (when there is a mutants file) and the automatic ones; the file read."""
+    if not options.mutants:
+        return [], None
+    path = options.mutants_path or (solutions / mutants_file.MUTANTS_FILE)
+    if options.mutants_path is not None and not path.is_file():
+        raise UsageError(f"the mutants file {path} does not exist")
+    owner = {name: task.id for task in assignment.tasks for name in task.functions}
+    automatic = operators.automatic_mutants(reference, owner)
+    if not path.is_file():
+        return automatic, None
+    named = mutants_file.read_mutants(path.read_text(encoding="utf-8"), str(path), reference, str(reference_path),
+                                      assignment.id, [t.id for t in assignment.tasks], misconceptions.collect(texts))
+    mutants_file.check_exclusions(named, [m.id for m in automatic])
+    reasons = {e.id: e.reason for e in named.excluded}
+    automatic = [replace(m, equivalent=reasons[m.id]) if m.id in reasons else m for m in automatic]
+    return list(named.named) + automatic, path
+
+
+def _mutant_jobs(mutants: list[Mutant], work: Path, submission: str, seed: int) -> list[GradingJob]:
+    """Each mutant not excluded, written as ``work/mNNNN/<submission>`` (the module name students have)."""
+    jobs = []
+    for index, mutant in enumerate(m for m in mutants if m.equivalent is None):
+        folder = work / f"m{index:04d}"
+        folder.mkdir()
+        (folder / submission).write_text(mutant.source, encoding="utf-8")
+        jobs.append(GradingJob(mutant.id, folder / submission, seed))
+    return jobs
 
 
 def _graded(assignment: Assignment, jobs: list[GradingJob], workers: int, progress: AuditProgress,
@@ -159,20 +173,6 @@ def scenario_texts(assignment: Assignment) -> dict[str, str]:
     roles = {"scenarios": assignment.directory, "hidden_scenarios": assignment.hidden_directory}
     return {str(Path(roles[f.role] or ".") / f.name): f.data.decode("utf-8")
             for f in assignment.files if f.role in roles}
-
-
-def _mutants(assignment: Assignment, reference: str, reference_path: Path, path: Path,
-             by_task: dict[str, tuple[str, ...]], texts: dict[str, str]) -> list[Mutant]:
-    owner = {name: task for task, names in by_task.items() for name in names}
-    automatic = operators.automatic_mutants(reference, owner)
-    if not path.is_file():
-        return automatic
-    named = mutants_file.read_mutants(path.read_text(encoding="utf-8"), str(path), reference, str(reference_path),
-                                      assignment.id, [t.id for t in assignment.tasks], misconceptions.collect(texts))
-    mutants_file.check_exclusions(named, [m.id for m in automatic])
-    reasons = {e.id: e.reason for e in named.excluded}
-    automatic = [replace(m, equivalent=reasons[m.id]) if m.id in reasons else m for m in automatic]
-    return list(named.named) + automatic
 
 
 def _info(spec: ScenarioSpec) -> ScenarioInfo:
