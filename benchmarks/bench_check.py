@@ -123,8 +123,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args()
     grader_script = Path(sys.executable).with_name("grader")
-    check = [str(grader_script) if grader_script.exists() else sys.executable, *([] if grader_script.exists() else ["-m", "grader"]),
-             "check", str(ROOT / "solutions" / "autodiff" / "autodiff.py"), "--assignment", str(ROOT / "exercises" / "autodiff")]
+    launcher = [str(grader_script)] if grader_script.exists() else [sys.executable, "-m", "grader"]
+    check = [*launcher, "check", str(ROOT / "solutions" / "autodiff" / "autodiff.py"),
+             "--assignment", str(ROOT / "exercises" / "autodiff")]
     numpy_times, check_times = [], []
     for _ in range(args.runs):  # interleaved, so both see the same machine state
         numpy_times += wall([sys.executable, "-c", "import numpy"], 1)

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -86,18 +86,20 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
     """
     # The sandbox's interpreter loads numpy while we load the assignment.
-    with _errors_to_exit_codes(context), context.find_object(Session).take_sandbox() as sandbox:
+    with _errors_to_exit_codes(context), _session(context).take_sandbox() as sandbox:
         from grader.checking import run_check
 
+        if junit is not None:
+            _writable(junit, "--junit")
         checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
         result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
         if output_format == "json":
-            from grader.report.json_report import dumps
-            click.echo(dumps(result), nl=False)
+            from grader.report import json_report
+            click.echo(json_report.dumps(result), nl=False)
         elif output_format == "gradescope":
-            from grader.report.gradescope import dumps
-            click.echo(dumps(result), nl=False)
+            from grader.report import gradescope
+            click.echo(gradescope.dumps(result), nl=False)
         else:
             from grader.report.console import render
             colours = sys.stdout.isatty()
@@ -146,19 +148,26 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
 
+        _writable(out, "--out", folder=True)
+        if junit is not None:
+            _writable(junit, "--junit")
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
                                gradescope=output_format == "gradescope",
                                hidden_visibility=ShownTo(hidden_visibility))
         display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
         report = grade_batch(submissions, assignment, out, options, on_update=display.update)
+        display.stop()
         if report.interrupted:
-            click.echo(f"\nInterrupted: {report.graded} results are saved in {out}; rerun the same command "
-                       "to grade the rest.", err=True)
+            click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
+                       f"{'are' if report.graded != 1 else 'is'} saved in {out}"
+                       + (f" ({report.reused} from before)" if report.reused else "")
+                       + f"; {_count(report.left, 'submission')} not graded yet. "
+                       "Rerun the same command to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
         if junit is not None:
             _write_junit(junit, OutputFolder(out).stored_results(report.rows))
-        click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
+        click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
@@ -172,18 +181,23 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of every run on Gradescope. Default: one derived from the assignment's digest.")
 @click.pass_context
 def gradescope_package(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path,
-                       hidden_visibility: str) -> None:
+                       hidden_visibility: str, seed: int | None) -> None:
     """Build the autograder zip to upload to Gradescope (setup.sh, run_autograder, the grader wheel)."""
     with _errors_to_exit_codes(context):
-        from grader.gradescope_package import build_package
+        from grader.gradescope_package import build_package, memory_notes
         from grader.loading import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
-        build_package(assignment, out, hidden_visibility)
+        _writable(out, "--out")
+        build_package(assignment, out, hidden_visibility, seed=seed)
         click.echo(f"Wrote {out}: upload it as the autograder of a Gradescope programming assignment "
                    f"(base image with Python >= 3.11).")
+        for note in memory_notes(assignment):
+            click.echo(f"Note: {note}")
 
 
 @main.command("gradescope-run")
@@ -191,14 +205,29 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
               help="The autograder root. Default: $GRADER_AUTOGRADER_ROOT, else /autograder.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of the scenarios' inputs. Default: one derived from the assignment's digest.")
 @click.pass_context
-def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str) -> None:
+def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str, seed: int | None) -> None:
     """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it)."""
     with _errors_to_exit_codes(context):
         from grader.gradescope_package import default_root, run_in_gradescope
 
-        document = run_in_gradescope(root or default_root(), hidden_visibility)
+        document = run_in_gradescope(root or default_root(), hidden_visibility, seed=seed, log=click.echo)
         click.echo(f"Score: {document['score']:g}")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _writable(path: Path, option: str, folder: bool = False) -> None:
+    """Refuse a path that cannot be written before any work starts (a usage error, not a crash)."""
+    from grader import atomic
+    from grader.errors import UsageError
+    problem = atomic.unwritable(path, folder=folder)
+    if problem is not None:
+        raise UsageError(f"{option} {path}: cannot write there: {problem}; choose another path")
 
 
 def _write_junit(path: Path, results) -> None:
@@ -217,7 +246,7 @@ class _errors_to_exit_codes:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, error, tb) -> bool:
+    def __exit__(self, kind, error, tb) -> Literal[False]:
         from grader.errors import GraderError
 
         if error is None or isinstance(error, (click.exceptions.Exit, click.ClickException, click.Abort)):
@@ -232,11 +261,15 @@ class _errors_to_exit_codes:
             for line in str(error).splitlines():
                 click.echo(f"Error: {line}" if not line.startswith(" ") else line, err=True)
             self.context.exit(ExitCode.USAGE)
-        if self.context.find_object(Session).debug:
+        if _session(self.context).debug:
             return False
         click.echo(f"Error: internal error in the grader: {kind.__name__}: {error} "
                    f"(rerun with --debug for the traceback, and please report it)", err=True)
         self.context.exit(ExitCode.INTERNAL)
+
+
+def _session(context: click.Context) -> Session:
+    return context.ensure_object(Session)
 
 
 # --------------------------------------------------------------------------- instructors: audit, release

@@ -22,7 +22,8 @@ def main() -> None:
     if checking:
         from grader.sandbox.spawn import Warden
         warden = Warden()
-    from grader.cli import Session, main as cli
+    from grader.cli import Session
+    from grader.cli import main as cli
     session = Session(early_warden=warden)
     try:
         cli(prog_name="grader", obj=session)

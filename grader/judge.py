@@ -33,8 +33,11 @@ def scenario_result(spec: ScenarioSpec, status: Status, feedback: Feedback, dura
 
 def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: int) -> tuple[Status, Feedback]:
     if outcome.timed_out:
+        limit = outcome.time_limit if outcome.time_limit is not None else spec.time_limit
+        cut = (f" (its limit is {spec.time_limit:g} s; it was cut to {limit:g} s because another scenario of this "
+               "task had already timed out)") if limit < spec.time_limit else ""
         return Status.TIMEOUT, Feedback(
-            f"did not finish within {spec.time_limit:g} s (an infinite loop, or a graph walked exponentially?)")
+            f"did not finish within {limit:g} s{cut}: an infinite loop, or a graph walked exponentially?")
     if outcome.problem is not None:
         return Status.FAILED, Feedback(f"the result could not be accepted: {outcome.problem}")
     if outcome.has_result and outcome.error is not None:
@@ -46,8 +49,10 @@ def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: i
 
 def _checked(spec: ScenarioSpec, inputs: dict, observations) -> tuple[Status, Feedback]:
     from grader.expect import Mismatch  # numpy: only once there is something to judge
+    check = spec.code.check_fn
+    assert check is not None  # the loader refuses a scenario without one
     try:
-        spec.code.check_fn(materialize(observations), **inputs)
+        check(materialize(observations), **inputs)
     except Mismatch as miss:
         return Status.FAILED, Feedback(f"{miss.what}: expected {miss.expected}, got {miss.got}", what=miss.what,
                                        expected=miss.expected, got=miss.got, misconception=miss.misconception)

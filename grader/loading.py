@@ -18,15 +18,25 @@ import sys
 import threading
 import types
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable
 
+from grader import scenario_index
 from grader.digests import sha256
 from grader.errors import SpecError
 from grader.scenario import Scenario
-from grader.spec import (HIDDEN_SPEC_FILE, SPEC_FILE, Assignment, AssignmentFile, Plan, ScenarioPlan, ScenarioSpec,
-                         SpecText, plan_of)
+from grader.spec import (
+    HIDDEN_SPEC_FILE,
+    SPEC_FILE,
+    Assignment,
+    AssignmentFile,
+    Plan,
+    ScenarioPlan,
+    ScenarioSpec,
+    SpecText,
+    plan_of,
+)
 from grader.spec_cache import SpecCache
 from grader.spec_yaml import SpecErrors, parse
 
@@ -110,7 +120,6 @@ def _read_spec(path: Path, role: str, cache: SpecCache | None, files: list[Assig
 
 
 def _index(text: str) -> tuple[dict, ...]:
-    from grader import scenario_index
     return scenario_index.functions(text)
 
 
@@ -181,10 +190,10 @@ class Loading:
     """Phase 2 of a plan in a thread of its own, while the sandbox already runs the plan's programs.
 
     ``with Loading(plan) as loading:`` starts it; :meth:`assignment` waits for it (re-raising what
-    loading raised) and :meth:`inputs` gives the runner its inputs from it. A plain thread: the
-    executors of concurrent.futures cost ~10 ms to import (benchmarks/README.md). While it loads,
-    the GIL is handed over every 0.5 ms, so the thread driving the sandbox never waits long behind
-    the imports of numpy and the checks.
+    loading raised) and :meth:`inputs` gives the runner its inputs from it. A plain thread, not
+    concurrent.futures, whose import alone would delay the sandbox's job (benchmarks/README.md).
+    While it loads, the GIL is handed over often, so the thread driving the sandbox never waits long
+    behind the imports of numpy and the checks.
     """
 
     SWITCH_INTERVAL = 0.0005
@@ -195,7 +204,7 @@ class Loading:
         self._outcome: tuple[Assignment | None, BaseException | None] = (None, None)
         self._switch = sys.getswitchinterval()
 
-    def __enter__(self) -> "Loading":
+    def __enter__(self) -> Loading:
         sys.setswitchinterval(self.SWITCH_INTERVAL)
         self._thread.start()
         return self
@@ -236,7 +245,7 @@ class AssignmentFiles:
     digest: str
 
     @classmethod
-    def of(cls, plan: Plan) -> "AssignmentFiles":
+    def of(cls, plan: Plan) -> AssignmentFiles:
         return cls(plan.files, plan.digest)
 
     def write(self, folder: Path) -> tuple[Path, Path | None]:

@@ -106,10 +106,10 @@ class SubmissionResult:
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         """The keys of :meth:`to_dict` (a document may hold more: reporters' derived views)."""
-        return _field_names(cls)
+        return _field_names(cls)  # type: ignore[arg-type]  # a class is hashable
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SubmissionResult":
+    def from_dict(cls, data: dict) -> SubmissionResult:
         scenarios = tuple(
             ScenarioResult(**{**s, "status": Status(s["status"]), "visibility": Visibility(s["visibility"]),
                               "feedback": Feedback(**s["feedback"])})
@@ -120,7 +120,7 @@ class SubmissionResult:
 
 def _fields_of(record) -> dict:
     """A dataclass instance's fields as a dict, in declaration order, values as they are."""
-    return {name: getattr(record, name) for name in _field_names(type(record))}
+    return {name: getattr(record, name) for name in _field_names(type(record))}  # type: ignore[arg-type]
 
 
 @functools.cache

@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import grader
 from grader import commands
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 # them while the programs run.
 
 Inputs = Callable[[ScenarioPlan], dict]  # a scenario's inputs for this run's seed
+
+# Once a scenario of a task has timed out, the task's other scenarios run with at most this limit:
+# a runaway (an infinite loop in detach, say) usually makes every scenario of its task loop, and a
+# student should not wait for it once per scenario. A scenario of the reference takes milliseconds.
+AFTER_A_TIMEOUT = 1.0
 
 
 def new_seed() -> int:
@@ -107,6 +113,11 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
     scenarios = plan.select(scope)
     queue = sorted(enumerate(scenarios), key=lambda item: (item[1].visibility is Visibility.HIDDEN,
                                                            item[1].has_inputs))
+    timed_out_tasks: set[str] = set()
+
+    def limit(scenario: ScenarioPlan) -> float:
+        return min(scenario.time_limit, AFTER_A_TIMEOUT) if scenario.task in timed_out_tasks else scenario.time_limit
+
     position = 0
     while position < len(queue):
         sandbox.send_job(Path(submission.module_file), submission.module_name, commands.job(plan),
@@ -123,9 +134,12 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
         if position == 0:
             run.import_output = (imported.stdout, imported.stderr)
         for hidden in (False, True):
-            runs = ((index, scenario.time_limit, commands.run(index, scenario, inputs(scenario)))
+            runs = ((index, limit(scenario), commands.run(index, scenario, inputs(scenario)))
                     for index, scenario in queue[position:] if (scenario.visibility is Visibility.HIDDEN) == hidden)
             for index, outcome in sandbox.run_all(runs):
+                outcome.time_limit = limit(scenarios[index])
+                if outcome.timed_out:
+                    timed_out_tasks.add(scenarios[index].task)
                 run.outcomes[index] = outcome
                 position += 1
             if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:

@@ -33,8 +33,9 @@ is sent to the program and given to the check, both as keyword arguments.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 def attempt(action: Callable[[], Any]):
@@ -50,7 +51,7 @@ def attempt(action: Callable[[], Any]):
     """
     try:
         return action()
-    except Exception as error:  # noqa: BLE001 - the whole point is to observe it
+    except Exception as error:
         return error
 
 

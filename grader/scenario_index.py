@@ -7,10 +7,11 @@ For each function the file defines (nested ones too), one record::
 
 ``start`` is its first line (decorators included), ``line`` its ``def``, ``end`` its last line;
 ``top`` whether it sits at the module's top level; ``inputs`` whether a decorator takes arguments
-(``@scenario(inputs=...)``); ``scenario`` whether one of its decorators is named ``scenario``. For a top-level function, analysed alone as the sandbox compiles a
-program: ``params`` whether it takes any, ``globals`` the global names it and the functions inside
-it use (None for nested functions). The rubric cuts programs out of the file by these lines, and
-the loader checks with them that a program is self-contained.
+(``@scenario(inputs=...)``); ``scenario`` whether one of its decorators is named ``scenario``. For a
+top-level function, analysed alone as the sandbox compiles a program: ``params`` whether it takes
+any, ``globals`` the global names it and the functions inside it use (None for nested functions).
+The spec cuts programs out of the file by these lines and checks with them that a program is
+self-contained.
 
 A pure function of the text (and of the Python that parses it): the loading edge keeps it in the
 spec cache (:mod:`grader.spec_cache`), so ``grader check`` on an unchanged scenario file neither
@@ -20,12 +21,14 @@ parses it nor builds its symbol tables.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 # Part of every cached index's stamp: change it whenever the records' meaning changes.
 INDEX_VERSION = 2
 
-FIELDS = {"name": str, "start": int, "line": int, "end": int, "top": bool, "inputs": bool, "scenario": bool,
-          "params": (bool, type(None)), "globals": (list, type(None))}
+FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "start": int, "line": int, "end": int, "top": bool, "inputs": bool, "scenario": bool,
+    "params": (bool, type(None)), "globals": (list, type(None))}
 
 
 @functools.lru_cache(maxsize=8)
@@ -58,7 +61,7 @@ def _index(text: str) -> list[dict]:
             # Its source alone, as the sandbox compiles a program: no `from __future__` of the file,
             # so names in annotations count, as they would be evaluated there.
             source = textwrap.dedent("".join(lines[node.lineno - 1: node.end_lineno]))
-            table = symtable.symtable(source, "scenarios.py", "exec").get_children()[0]
+            table: Any = symtable.symtable(source, "scenarios.py", "exec").get_children()[0]  # a Function
             record.update(params=bool(table.get_parameters()), globals=sorted(globals_used(table)))
         records.append(record)
     return sorted(records, key=lambda record: record["line"])

@@ -11,12 +11,15 @@ sandbox needs (each program's source, limits, forbidden imports) and nothing of 
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import re
+import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from grader.errors import SpecError
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
@@ -151,9 +154,9 @@ class Plan:
 class Assignment(Plan):
     """A plan with its scenario code imported: checks and input makers ready to judge with."""
 
-    scenarios: tuple[ScenarioSpec, ...]  # type: ignore[assignment]  # the plan's, each with its code
+    scenarios: tuple[ScenarioSpec, ...]  # the plan's, each with its code
 
-    def select(self, scope: Scope | str) -> tuple[ScenarioSpec, ...]:  # type: ignore[override]
+    def select(self, scope: Scope | str) -> tuple[ScenarioSpec, ...]:
         scope = Scope(scope)
         return tuple(s for s in self.scenarios if scope.includes(s.visibility))
 
@@ -250,7 +253,6 @@ def _tasks(checker: Fields, document: MarkedDict, raw, handout: str | None) -> l
 
 def defined_names(source: str) -> list[str]:
     """The functions and methods a module defines at its top level, as ``name`` and ``Class.name``."""
-    import ast
     names = []
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -305,7 +307,7 @@ def _scenarios(checker: Fields, spec: SpecText, raw, tasks: list[Task], visibili
             checker.problem(item_lines.get("visibility", line), f"{where}.visibility",
                             _visibility_problem(shown, visibility))
         if record is not None and sid not in {r.id for r in result}:
-            source = _dedent("".join(lines[record["line"] - 1: record["end"]]))
+            source = textwrap.dedent("".join(lines[record["line"] - 1: record["end"]]))
             time_limit = values["time_limit"] if values["time_limit"] is not None else limits.time
             result.append(ScenarioPlan(sid, values["title"] or sid, values["task"] or "",
                                        float(values["points"] or 0), visibility, float(time_limit), source,
@@ -332,11 +334,6 @@ def _check_program(checker: Fields, path: str, record: dict) -> None:
             path, record["line"], record["name"],
             f"the program uses {', '.join(map(repr, missing))}, which the sandbox does not have; "
             "a program may use only its arguments, np, attempt and builtins"))
-
-
-def _dedent(text: str) -> str:
-    import textwrap
-    return textwrap.dedent(text)
 
 
 def _visibility_problem(given: str, expected: Visibility) -> str:

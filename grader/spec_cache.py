@@ -1,7 +1,7 @@
 """A cache of parsed spec files and scenario-file indexes, kept on disk by the loading edge.
 
-Importing pyyaml costs ~20 ms and indexing a scenario file ~12 ms (benchmarks/README.md), on the
-path from ``grader check`` to the sandbox's first job, for files that almost never change. As
+Importing pyyaml and indexing a scenario file both lie on the path from ``grader check`` to the
+sandbox's first job (benchmarks/README.md says how long), for files that almost never change. As
 Python keeps bytecode beside a module, :mod:`grader.loading` keeps what it parsed: the exact text
 and what it gave (for a spec, the nested mappings and lists with their line numbers), as JSON in
 the user's cache folder. An entry answers only for exactly the text stored in it, made by the same
@@ -21,8 +21,9 @@ import json
 import os
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from grader import atomic, scenario_index
 from grader.spec_yaml import MarkedDict, MarkedList
@@ -39,7 +40,7 @@ class SpecCache:
         self.folder = folder
 
     @classmethod
-    def default(cls) -> "SpecCache":
+    def default(cls) -> SpecCache:
         if os.environ.get("GRADER_CACHE_DIR"):
             return cls(Path(os.environ["GRADER_CACHE_DIR"]))
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -86,7 +87,7 @@ class SpecCache:
                     or stored.get("text") != text):
                 return None
             return decode(stored["value"])
-        except Exception:  # noqa: BLE001 - including RecursionError and MemoryError's cousins: a miss
+        except Exception:
             return None
 
     def _remember(self, kind: str, text: str, stamp: str, value) -> None:
@@ -130,12 +131,12 @@ def _decode(value, depth: int = 0):
         raise ValueError("too deeply nested")
     if isinstance(value, dict):
         if "mapping" in value:
-            document = MarkedDict((key, _decode(item, depth + 1)) for key, item in value["mapping"].items())
-            document.line, document.lines = int(value["line"]), {str(k): int(v) for k, v in value["lines"].items()}
-        else:
-            document = MarkedList(_decode(item, depth + 1) for item in value["list"])
-            document.line, document.lines = int(value["line"]), [int(v) for v in value["lines"]]
-        return document
+            mapping = MarkedDict((key, _decode(item, depth + 1)) for key, item in value["mapping"].items())
+            mapping.line, mapping.lines = int(value["line"]), {str(k): int(v) for k, v in value["lines"].items()}
+            return mapping
+        sequence = MarkedList(_decode(item, depth + 1) for item in value["list"])
+        sequence.line, sequence.lines = int(value["line"]), [int(v) for v in value["lines"]]
+        return sequence
     if value is None or type(value) in (str, int, float, bool):
         return value
     raise ValueError(f"a {type(value).__name__} in a cache entry")

@@ -9,8 +9,9 @@ collects problems instead of stopping at the first.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from grader.errors import SpecError
 
@@ -51,14 +52,14 @@ def _construct_sequence(loader, node) -> MarkedList:
     return result
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loader():
     """pyyaml's safe loader with our constructors. pyyaml is imported on the first parse, not with
     this module: a spec the loading edge finds in its cache needs none (see grader.loading)."""
     import yaml
 
     # libyaml's parser when pyyaml has it (several times faster); the constructors above are ours.
-    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
         pass
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)

@@ -12,10 +12,10 @@ bytes checked and the code compiled from them, never a later edit of the file.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
-from typing import Callable
 
 from grader.formats import FormatProblem, ModuleSource, format_of, suffixes
 
@@ -72,12 +72,10 @@ def read_submission(path: Path, forbidden: tuple[str, ...] = ()) -> Submission:
 
 
 def _with(submission: Submission, problem: str) -> Submission:
-    from dataclasses import replace
     return replace(submission, problem=problem)
 
 
 def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...]) -> Submission:
-    from dataclasses import replace
     submission = replace(read, module_file=module.filename, module_text=module.text, warnings=module.warnings,
                          locate=module.locate)
     encoded = len(module.text.encode("utf-8", "surrogatepass"))
@@ -155,17 +153,17 @@ def _mentions(code: CodeType, forbidden: tuple[str, ...]) -> bool:
 
 def _banned(module: str | None, forbidden: tuple[str, ...]) -> bool:
     """``module`` is forbidden, or inside a forbidden package."""
-    return bool(module) and (module in forbidden or module.partition(".")[0] in forbidden)
+    return module is not None and bool(module) and (module in forbidden or module.partition(".")[0] in forbidden)
 
 
 def forbidden_imports(tree: ast.AST, forbidden: tuple[str, ...]) -> list[tuple[int, str]]:
     """(line, module) for each import of a forbidden module, or string naming one passed to a call."""
 
-    found = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names if _banned(alias.name, forbidden)]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and _banned(node.module, forbidden):
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _banned(node.module, forbidden):
             found.append((node.lineno, node.module))
         elif isinstance(node, ast.Call):
             # importlib.import_module("torch"), __import__("jax"), exec("import torch")...

@@ -10,14 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
+from buggy_fixtures import BUGGY
 
 from grader import grade_submission, load_assignment
 from grader.expect import Mismatch
 from grader.results import Status
 from grader.sandbox.decoding import decode
 from grader.sandbox.encoding import encode
-
-from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"

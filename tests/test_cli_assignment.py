@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from buggy_fixtures import BUGGY
 from test_assignment_content import EXPECTED, SEED
-
-from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "autodiff"

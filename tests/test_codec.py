@@ -142,6 +142,6 @@ def test_a_frame_is_compact_strict_json_behind_its_length():
     data = frame({"kind": "result", "index": 3, "observations": [1.5, "é"]})
     body = data[4:]
     assert int.from_bytes(data[:4], "big") == len(body)
-    assert body == '{"kind":"result","index":3,"observations":[1.5,"\\u00e9"]}'.encode()
+    assert body == b'{"kind":"result","index":3,"observations":[1.5,"\\u00e9"]}'
     with pytest.raises(ValueError):
         frame({"observations": math.nan})

@@ -71,7 +71,8 @@ def test_two_sandboxes_grade_a_class_as_one_would_alone(mini, tmp_path):
 
 
 def test_results_stream_back_as_they_land(mini, tmp_path):
-    slow = submit(tmp_path / "slow", "squares.py", "import time; time.sleep(1.5)\nreturn np.asarray(x, dtype=float) ** 2")
+    slow = submit(tmp_path / "slow", "squares.py",
+                  "import time; time.sleep(1.5)\nreturn np.asarray(x, dtype=float) ** 2")
     fast = [submit(tmp_path / f"fast{n}", "squares.py") for n in range(3)]
     jobs = [GradingJob("slow", slow, 1), *(GradingJob(f"fast{n}", path, 1) for n, path in enumerate(fast))]
     with LocalExecutor(mini, workers=2) as executor:

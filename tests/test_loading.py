@@ -66,7 +66,7 @@ def test_a_nonsensical_limit_is_a_spec_error_at_once(mini, field, value):
                               for line in text.splitlines()) + "\n")
     with pytest.raises(SpecError) as error:
         read_plan(mini)
-    assert f"assignment.yaml:" in str(error.value) and f"{field}: must be" in str(error.value)
+    assert "assignment.yaml:" in str(error.value) and f"{field}: must be" in str(error.value)
 
 
 def test_a_scenario_time_limit_of_zero_is_refused_with_its_line(mini):

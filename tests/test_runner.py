@@ -197,7 +197,8 @@ def test_each_scenario_gets_only_its_own_output(mini, tmp_path):
     assert scenarios["grad_values"].feedback.stdout == "computing the gradient\ng-out\n"
     assert scenarios["grad_values"].feedback.stderr == ""
     assert set(scenarios["square_values"].feedback.stdout.split("\n")[0]) == {"s"}
-    assert scenarios["square_values"].feedback.stderr.startswith("eee") and "g-out" not in scenarios["square_values"].feedback.stdout
+    square = scenarios["square_values"].feedback
+    assert square.stderr.startswith("eee") and "g-out" not in square.stdout
     assert scenarios["fresh_state"].feedback.stdout == scenarios["fresh_state"].feedback.stderr == ""
 
 

@@ -7,7 +7,7 @@ a colouring one on a TTY); everything else gets plain text.
 from __future__ import annotations
 
 import textwrap
-from typing import Callable
+from collections.abc import Callable
 
 from grader.results import ScenarioResult, Status, SubmissionResult
 

@@ -16,18 +16,19 @@ import signal
 import tempfile
 import time
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import proctree
 from grader.sandbox.decoding import decode
 from grader.sandbox.framing import FrameReader, ProtocolError, frame, pack_code
 from grader.sandbox.safe_text import printable
-from grader.values import Raised
 from grader.sandbox.spawn import Warden
+from grader.values import Raised
 
 if TYPE_CHECKING:
     from grader.sandbox.isolation import IsolationPlan
@@ -81,6 +82,7 @@ class Sandbox:
         self.job_dir: Path | None = None
         self.output_limit = 65536
         self._closed = False
+        self._aborted = False
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
@@ -162,7 +164,7 @@ class Sandbox:
             shutil.rmtree(self.job_dir, ignore_errors=True)
             self.job_dir = None
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -186,7 +188,8 @@ class Sandbox:
 
     def abort(self) -> None:
         """Kill this sandbox's processes now, from any thread (Ctrl-C): the thread driving it finds
-        them dead and stops. Its pipes stay open until :meth:`close`."""
+        them dead and stops, and no new warden starts in it. Its pipes stay open until :meth:`close`."""
+        self._aborted = True
         if self.process.returncode is not None:
             return
         self.kill_submission()
@@ -212,7 +215,7 @@ class Sandbox:
         is the submission's content as the grader checked it (default: the file's content now),
         and ``code`` the module compiled from it, which the zygote then runs instead of compiling
         the file again; its filename should be the submission's name."""
-        if self._closed:
+        if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
         if self._zygote is not None or self.job_dir is not None:
             self.stop()
@@ -485,7 +488,8 @@ def _checked_envelope(message) -> dict:
         if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
             raise ProtocolError(f"a {kind} message needs {name}")
     if kind == "result":
-        if ("observations" in message) == ("error" in message) or set(message) - {"kind", "index", "observations", "error"}:
+        if ("observations" in message) == ("error" in message) or \
+                set(message) - {"kind", "index", "observations", "error"}:
             raise ProtocolError("a result holds either observations or an error")
         if "error" in message and not isinstance(message["error"], Raised):
             raise ProtocolError("a result's error must be an exception record")

@@ -23,7 +23,6 @@ from pathlib import Path
 from queue import Queue
 
 import pytest
-
 from attacks import ATTACKS, ROOT, Attack
 
 ASSIGNMENT = ROOT / "exercises" / "autodiff"
@@ -51,8 +50,8 @@ class Arena:
 
     def places(self, attack: Attack, out: Path | None = None) -> dict[str, str]:
         out = out or self.out
-        return {"REPO": str(ROOT), "CANARY": str(self.canary), "OUT": str(out), "RESULT": str(out / f"{attack.id}.json"),
-                "FAKE_SITE": str(self.fake_site), "PORT": str(self.port)}
+        return {"REPO": str(ROOT), "CANARY": str(self.canary), "OUT": str(out),
+                "RESULT": str(out / f"{attack.id}.json"), "FAKE_SITE": str(self.fake_site), "PORT": str(self.port)}
 
     def submission(self, attack: Attack, folder: Path, name: str = "autodiff.py", out: Path | None = None) -> Path:
         """Write the hostile file (and its neighbours) into ``folder``."""
@@ -167,10 +166,11 @@ def _run_cli(arena: Arena, graded: Graded, folder: Path, slot: int) -> None:
     began = time.monotonic()
     with open(result, "w") as handle:
         os.chmod(result, 0o666)
-        done = subprocess.run([GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--json", "--seed", "1"],
-                              cwd=folder, stdout=handle, stderr=subprocess.PIPE, env=env, timeout=120)
+        command = [GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--json", "--seed", "1"]
+        done = subprocess.run(command, cwd=folder, stdout=handle, stderr=subprocess.PIPE, env=env, timeout=120)
     graded.cli_seconds = time.monotonic() - began
-    graded.cli_code, graded.cli_result, graded.cli_stderr = done.returncode, result, done.stderr.decode(errors="replace")
+    graded.cli_code, graded.cli_result = done.returncode, result
+    graded.cli_stderr = done.stderr.decode(errors="replace")
 
 
 def sandbox_processes(uid_low: int = UID_BASE, uid_high: int = UID_BASE + 300) -> list[str]:

@@ -12,7 +12,6 @@ import subprocess
 
 import jsonschema
 import pytest
-
 from attacks import BY_ID, ROOT
 from conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 
@@ -52,9 +51,9 @@ def batch(arena, honest, tmp_path_factory):
         (submissions / student).mkdir(parents=True)
         shutil.copy(source, submissions / student / "autodiff.py")
     env = {**os.environ, "GRADER_SANDBOX_UID_BASE": "62200"}
-    done = subprocess.run([GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--solutions", str(HIDDEN),
-                           "--out", str(out), "--seed", "1", "-j", "2"], capture_output=True, text=True, env=env,
-                          timeout=300)
+    command = [GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--solutions", str(HIDDEN),
+               "--out", str(out), "--seed", "1", "-j", "2"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     return done, out
 
 

@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from attacks import BY_ID, ROOT
 from conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena
 
