@@ -351,7 +351,8 @@ def release(context: click.Context, assignment_dir: Path, solutions: Path | None
         import os
 
         from grader.audit.progress import ProgressBar
-        from grader.release import ReleaseRefused, release as build
+        from grader.release import ReleaseRefused
+        from grader.release import release as build
 
         try:
             done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from grader.audit.functions import (
     bound_names,

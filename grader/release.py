@@ -12,9 +12,9 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from grader.audit.verdicts import FindingKind
 from grader.errors import GraderError

@@ -79,7 +79,8 @@ def test_an_edit_that_no_longer_applies_is_an_error_with_where_and_a_hint():
 
 @pytest.mark.parametrize("body, expected", [
     ("    task: t2\n    function: Box.put\n    body: return 1\n", "mutants.yaml:4: mutants[0].task: unknown task 't2'"),
-    ("    task: t1\n    function: Box.putt\n    body: return 1\n", "'Box.putt' is not a function of box.py (did you mean 'Box.put'?)"),
+    ("    task: t1\n    function: Box.putt\n    body: return 1\n",
+     "'Box.putt' is not a function of box.py (did you mean 'Box.put'?)"),
     ("    task: t1\n    body: return 1\n", "mutants[0].body: needs function"),
     ("    task: t1\n", "mutants[0]: needs exactly one edit: body (with function) or replace"),
     ("    task: t1\n    function: Box.put\n    body: 'return (1'\n", "the edited box.py does not parse"),
@@ -87,7 +88,8 @@ def test_an_edit_that_no_longer_applies_is_an_error_with_where_and_a_hint():
      "the edit changes nothing the grader can see"),
     ("    task: t1\n    misconception: WRONG_BOXX\n    function: Box.put\n    body: return 1\n",
      "mutants[0].misconception: no scenario file defines WRONG_BOXX (did you mean 'WRONG_BOX'?)"),
-    ("    task: t1\n    may_cost: [t1]\n    function: Box.put\n    body: return 1\n", "mutants[0].may_cost[0]: must be another task's id"),
+    ("    task: t1\n    may_cost: [t1]\n    function: Box.put\n    body: return 1\n",
+     "mutants[0].may_cost[0]: must be another task's id"),
     ("    task: t1\n    colour: red\n    function: Box.put\n    body: return 1\n", "mutants[0].colour: unknown field"),
 ])
 def test_every_mistake_in_a_mutant_is_a_spec_error(body, expected):
@@ -108,7 +110,8 @@ def test_the_file_belongs_to_its_assignment():
 
 def test_a_sentence_stays_a_sentence_and_a_list_names_several():
     mutant, = read("assignment: box\nmutants:\n  - id: m\n    task: t1\n    misconception: [WRONG_BOX, "
-                   "'put() returned nothing', 'a sentence of its own']\n    function: Box.put\n    body: return\n").named
+                   "'put() returned nothing', 'a sentence of its own']\n"
+                   "    function: Box.put\n    body: return\n").named
     assert mutant.misconceptions == ("put() stored the wrong value", "put() returned nothing", "a sentence of its own")
     assert "put() returned nothing" in KNOWN.used and "a sentence of its own" not in KNOWN.used
     assert "nobody names this" not in KNOWN.used   # a constant that no check uses as a misconception
@@ -119,8 +122,9 @@ def test_an_exclusion_that_matches_no_automatic_mutant_is_stale():
     check_exclusions(parsed, ["Box.put/return_input/abc123"])
     with pytest.raises(SpecError) as caught:
         check_exclusions(parsed, ["Box.put/return_input/def456"])
-    assert "mutants.yaml:3: equivalent[0].id: no automatic mutant 'Box.put/return_input/abc123'; the function's code " \
-           "changed since it was excluded? its mutants of that kind now: Box.put/return_input/def456" in str(caught.value)
+    assert ("mutants.yaml:3: equivalent[0].id: no automatic mutant 'Box.put/return_input/abc123'; the function's "
+            "code changed since it was excluded? its mutants of that kind now: Box.put/return_input/def456"
+            in str(caught.value))
 
 
 def test_the_autodiff_mutants_cover_every_buggy_fixture_with_the_same_code():

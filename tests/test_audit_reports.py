@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import jsonschema
+from test_audit_analysis import SCENARIOS, result, run
 
 from grader.audit import console, json_report, stryker
 from grader.audit.mutant import Kind, Mutant
 from grader.audit.report import AuditReport
 from grader.audit.verdicts import GUARANTEES, Cell, FindingKind, MutantStatus, Severity, Verdict
 from grader.results import Status
-from test_audit_analysis import SCENARIOS, result, run
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT_SCHEMA = json.loads((ROOT / "grader" / "schema" / "audit.schema.json").read_text())

@@ -109,7 +109,8 @@ def test_diagnoses_and_hidden_only_kills(weak):
     _, document, _ = weak
     assert mutant(document, "double_abs")["diagnosis"]["verdict"] == Verdict.NAMED.value
     assert mutant(document, "quadruple_tripled")["diagnosis"] == {
-        "verdict": "wrong", "named": [{"scenario": "quadruple_values", "misconception": "quadruple() doubled only once"}]}
+        "verdict": "wrong",
+        "named": [{"scenario": "quadruple_values", "misconception": "quadruple() doubled only once"}]}
     assert "quadruple_tripled" in findings(document, FindingKind.UNUSED_MISCONCEPTION)
     assert mutant(document, "double_int")["killed_by"] == ["double_fraction"]
     assert "double_int" in findings(document, FindingKind.HIDDEN_ONLY)

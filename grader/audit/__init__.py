@@ -8,7 +8,8 @@ reports what the scenarios catch and what they miss.
 Pure core: :mod:`~grader.audit.functions` (finding and normalising functions),
 :mod:`~grader.audit.mutants_file` (the named mutants and their edits), :mod:`~grader.audit.operators`
 (automatic mutants), :mod:`~grader.audit.misconceptions`, :mod:`~grader.audit.verdicts` (the vocabulary),
-:mod:`~grader.audit.analysis` (kill matrix to findings), :mod:`~grader.audit.console`, :mod:`~grader.audit.json_report`, :mod:`~grader.audit.stryker`.
+:mod:`~grader.audit.analysis` (kill matrix to findings), :mod:`~grader.audit.console`,
+:mod:`~grader.audit.json_report`, :mod:`~grader.audit.stryker`.
 Shell: :mod:`~grader.audit.run` (files, sandboxes, progress).
 """
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from grader.audit.mutant import Kind, diff
 from grader.audit.report import AuditReport
@@ -33,7 +33,8 @@ def render(report: AuditReport, style: Style = plain, matrix: bool = True) -> st
         for outcome in survivors:
             mutant = outcome.mutant
             out += [f"  {mutant.id} ({mutant.kind.value}, {mutant.task}): {mutant.description}"]
-            out += ["    " + line for line in diff(report.reference_source, mutant.source, report.submission).splitlines()]
+            changes = diff(report.reference_source, mutant.source, report.submission)
+            out += ["    " + line for line in changes.splitlines()]
     out += ["", *_findings(report, style), "", *_verdict(report, style)]
     return "\n".join(out) + "\n"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

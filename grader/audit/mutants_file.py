@@ -102,7 +102,8 @@ def read_mutants(text: str, path: str, reference: str, reference_name: str, assi
             continue
         line = item.lines.get("id", raw.lines[index])
         if mutant.id in seen:
-            checker.problem(line, f"mutants[{index}].id", f"{mutant.id!r} is used twice (first on line {seen[mutant.id]})")
+            checker.problem(line, f"mutants[{index}].id",
+                            f"{mutant.id!r} is used twice (first on line {seen[mutant.id]})")
             continue
         seen[mutant.id] = line
         form = normal_module(ast.parse(mutant.source))
@@ -161,8 +162,9 @@ class _Context:
         may_cost = tuple(values["may_cost"] or ())
         for index, other in enumerate(may_cost):
             if other not in self.task_ids or other == task:
+                hint = did_you_mean(str(other), self.task_ids)
                 self.checker.problem(lines["may_cost"], f"{where}.may_cost[{index}]",
-                                     f"must be another task's id, got {other!r}{did_you_mean(str(other), self.task_ids)}")
+                                     f"must be another task's id, got {other!r}{hint}")
         sentences = self._misconceptions(values["misconception"], where, lines)
         source = self._edited(values, where, lines, line)
         if source is None or len(self.checker.problems) > problems:

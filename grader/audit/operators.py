@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterator
 
 from grader.audit.functions import Located, functions, normal_module, normal_statements, with_body, without_docstring
 from grader.audit.mutant import Kind, Mutant
@@ -91,6 +91,7 @@ _DEGENERATE_BODIES = {Operator.TASK_RETURNS_NONE: "return None", Operator.TASK_R
 
 
 _OTHER_EXCEPTION = {"RuntimeError": "ValueError", "ValueError": "RuntimeError", "TypeError": "ValueError"}
+_DOCUMENTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)   # their bodies may open with a docstring
 _BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
 
@@ -222,7 +223,7 @@ def _statement_lists(function: ast.AST) -> Iterator[list[ast.stmt]]:
         for field in ("body", "orelse", "finalbody"):
             value = getattr(child, field, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                documented = field == "body" and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                documented = field == "body" and isinstance(child, _DOCUMENTED)
                 yield without_docstring(value) if documented else value
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 import grader
 from grader.audit import misconceptions, mutants_file, operators
@@ -161,7 +161,8 @@ def load_audited(assignment_dir: Path, solutions_dir: Path | None) -> tuple[Assi
     assignment = load(read_plan(assignment_dir, solutions, handout=handout_path))
     in_reference = functions(ast.parse(reference_path.read_text(encoding="utf-8")))
     problems = [SpecError(str(assignment_dir / SPEC_FILE), None, f"tasks[{index}].functions",
-                          f"{name!r} is not a function of the reference {reference_path}{did_you_mean(name, in_reference)}")
+                          f"{name!r} is not a function of the reference {reference_path}"
+                          f"{did_you_mean(name, in_reference)}")
                 for index, task in enumerate(assignment.tasks) for name in task.functions if name not in in_reference]
     if problems:
         raise SpecErrors(problems)

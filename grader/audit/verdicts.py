@@ -62,7 +62,8 @@ SEVERITY = {kind: Severity.FAIL for kind in (
 
 # The guarantees: each holds when no finding of its kinds was made. A failed one fails the audit.
 GUARANTEES = {
-    "reference_full": ((FindingKind.REFERENCE_FAILS, FindingKind.FLAKY), "the reference earns every point on every seed"),
+    "reference_full": ((FindingKind.REFERENCE_FAILS, FindingKind.FLAKY),
+                       "the reference earns every point on every seed"),
     "no_flaky": ((FindingKind.FLAKY,), "no scenario's verdict on the reference changes with the seed"),
     "handout_zero": ((FindingKind.FREE_POINTS,), "the handout earns no points"),
     "no_points_for_nothing": ((FindingKind.POINTS_FOR_NOTHING,),
