@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SPEC_FILE = "assignment.yaml"
 HIDDEN_SPEC_FILE = "hidden.yaml"
 # Names a program may use besides its parameters and builtins: the sandbox provides them.
-SANDBOX_GLOBALS = frozenset({"np", "attempt"})
+SANDBOX_GLOBALS = frozenset({"np", "attempt", "plain"})
 
 NUMBER = (int, float)
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
@@ -360,7 +360,7 @@ def _check_program(checker: Fields, path: str, record: dict) -> None:
         checker.problems.append(SpecError(
             path, record["line"], record["name"],
             f"the program uses {', '.join(map(repr, missing))}, which the sandbox does not have; "
-            "a program may use only its arguments, np, attempt and builtins"))
+            "a program may use only its arguments, np, attempt, plain and builtins"))
 
 
 def _visibility_problem(given: str, expected: Visibility) -> str:
