@@ -11,7 +11,7 @@ any moment (SIGKILL included) and rerun ends with the same gradebook as an unint
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
@@ -20,12 +20,13 @@ from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
 from grader.outdir import OutputFolder
 from grader.progress import Progress
+from grader.report import gradescope as gradescope_report
 from grader.results import SubmissionResult
 from grader.runner import new_seed
-from grader.scoring import StudentRow, summarize
+from grader.scoring import StudentRow, columns_of, max_score_of, summarize
 from grader.spec import Assignment
 from grader.submission import sha256_of
-from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, Scope, ShownTo
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, Scope, ShownTo, Visibility
 
 
 @dataclass(frozen=True)
@@ -42,46 +43,63 @@ class BatchReport:
     rows: list[StudentRow]         # one per student, sorted by id (results stay on disk, not in memory)
     summary: dict
     seed: int
-    graded: int
-    reused: int
+    graded: int                    # by this run
+    reused: int                    # from an earlier run
     interrupted: bool = False
+    left: int = 0                  # not graded yet (an interrupted run)
 
 
 def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchOptions,
                 on_update: Callable[[Progress], None] = lambda progress: None,
                 executor: Executor | None = None) -> BatchReport:
     """Grade every submission in ``source`` into ``out``, on ``executor`` (default: this machine's,
-    with ``options.jobs`` sandboxes)."""
+    with ``options.jobs`` sandboxes). Every output derived from the stored results (the Gradescope
+    files, the results' Gradescope view, the gradebook, the summary) is rendered with this run's
+    options, whether its submission was graded now or before."""
     if assignment.hidden_directory is None:
         raise UsageError("grading needs the hidden scenarios too (load the assignment with its solutions folder)")
+    if options.gradescope:
+        problem = gradescope_report.hidden_visibility_problem(
+            options.hidden_visibility.value,
+            sum(s.points for s in assignment.scenarios if s.visibility is Visibility.HIDDEN))
+        if problem:
+            raise UsageError(problem)
     folder = OutputFolder(out)
     folder.prepare()
-    found = discover(source, assignment.submission, folder.unpacked)
+    found = discover(source, assignment.submission, folder.unpacked, exclude=out)
     seed = folder.seed(assignment, options.seed, new_seed())
-    rows = {student: StudentRow.of(student, None, problem) for student, problem in found.problems.items()}
+    max_score = max_score_of(assignment)
+    rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in found.problems.items()}
     progress = Progress(total=len(found.submissions) + len(found.problems), done=len(found.problems),
-                        failures=len(found.problems))
+                        ungradable=len(found.problems))
+    if not options.gradescope:
+        folder.drop_gradescope()
 
     todo: list[Found] = []
     for item in found.submissions:
         previous = None if options.force else _reusable(folder, item, assignment, seed)
         if previous is None:
             todo.append(item)
-        else:
-            rows[item.student_id] = StudentRow.of(item.student_id, previous, None)
-            progress.done += 1
-            progress.reused += 1
-            progress.failures += previous.score < previous.max_score
+            continue
+        result, document = previous
+        _render_derived(folder, item.student_id, result, options, document)
+        rows[item.student_id] = StudentRow.of(item.student_id, result, None)
+        progress.done += 1
+        progress.reused += 1
+        progress.ungradable += result.error is not None
+        progress.below_full += result.error is None and result.score < result.max_score
     on_update(progress)
 
     def finished(student_id: str, result: SubmissionResult) -> None:
-        folder.save(student_id, result, options.hidden_visibility)
-        if options.gradescope:
-            folder.save_gradescope(student_id, result, options.hidden_visibility)
+        result = replace(result, student_id=student_id)
+        _render_derived(folder, student_id, result, options)
         rows[student_id] = StudentRow.of(student_id, result, None)
-        progress.done += 1
-        progress.graded += 1
-        progress.failures += result.score < result.max_score
+        progress.graded_one(below_full=result.score < result.max_score, ungradable=result.error is not None)
+        progress.running = [item for item in progress.running if item[0] != student_id]
+        on_update(progress)
+
+    def waiting(running: list[tuple[str, float]]) -> None:
+        progress.running = running
         on_update(progress)
 
     interrupted = False
@@ -91,28 +109,50 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     try:
         if todo:
             assert runner is not None
-            for graded in runner.grade(jobs, Scope.ALL):
+            for graded in runner.grade(jobs, Scope.ALL, on_wait=waiting):
                 finished(graded.job.key, graded.result)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         if own and runner is not None:
-            runner.close()
+            runner.close()  # at once: sandboxes still running are killed, their results never written
     ordered = [rows[key] for key in sorted(rows)]
-    summary = summarize(ordered)
+    columns = columns_of(assignment)
+    summary = summarize(ordered, max_score=max_score, columns=columns)
     summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
-                   grader_version=grader.__version__, complete=not interrupted)
+                   grader_version=grader.__version__, complete=not interrupted,
+                   ignored=[{"path": path, "why": why} for path, why in found.ignored])
     if not interrupted:
-        folder.save_gradebook(ordered, summary)
+        folder.save_gradebook(ordered, summary, columns)
     return BatchReport(ordered, summary, seed, graded=progress.graded, reused=progress.reused,
-                       interrupted=interrupted)
+                       interrupted=interrupted, left=progress.total - progress.done)
 
 
-def _reusable(folder: OutputFolder, item: Found, assignment: Assignment, seed: int) -> SubmissionResult | None:
-    """The stored result, when it is for this very content, assignment, seed and grader; else None."""
-    result = folder.stored(item.student_id)
-    if result is None:
+def _render_derived(folder: OutputFolder, student_id: str, result: SubmissionResult, options: BatchOptions,
+                    stored: dict | None = None) -> None:
+    """Write ``result`` (unless ``stored`` already shows it as this run's options would) and, when
+    asked, its Gradescope file."""
+    if stored is None or _shown_hidden_as(stored) not in (None, options.hidden_visibility.value):
+        folder.save(student_id, result, options.hidden_visibility)
+    if options.gradescope:
+        folder.save_gradescope(student_id, result, options.hidden_visibility)
+
+
+def _shown_hidden_as(document: dict) -> str | None:
+    """How a stored document's ``tests`` show hidden scenarios (None: it has none)."""
+    hidden = {s["id"] for s in document.get("scenarios", ()) if s.get("visibility") == Visibility.HIDDEN.value}
+    return next((test.get("visibility") for test in document.get("tests", ())
+                 if str(test.get("name", "")).split(":")[0] in hidden), None)
+
+
+def _reusable(folder: OutputFolder, item: Found, assignment: Assignment,
+              seed: int) -> tuple[SubmissionResult, dict] | None:
+    """The stored result (and its document), when it is for this very content, assignment, seed and
+    grader; else None."""
+    stored = folder.stored_document(item.student_id)
+    if stored is None:
         return None
+    result = stored[0]
     same = (result.seed == seed and result.assignment_digest == assignment.digest and result.visibility is Scope.ALL
             and result.grader_version == grader.__version__ and result.submission_sha256 == sha256_of(item.path))
-    return result if same else None
+    return stored if same else None

@@ -15,6 +15,7 @@ from grader.errors import UsageError
 from grader.formats import ReadContext
 from grader.loading import Loading, load, read_plan
 from grader.runner import Run, execute, judge_run, new_seed
+from grader.sandbox.landlock import abi_version
 from grader.sandbox.launcher import Sandbox
 from grader.spec import SPEC_FILE, Assignment, Plan
 from grader.spec_cache import SpecCache
@@ -83,7 +84,6 @@ def trusted_cache() -> SpecCache | None:
     (the grader runs as root) or under Landlock (it writes its job folder only). Else None: parse."""
     cache = SpecCache.default()
     if os.geteuid() != 0:
-        from grader.sandbox.landlock import abi_version
         if abi_version() < 1:
             return None
     try:

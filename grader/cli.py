@@ -92,6 +92,8 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
     with _errors_to_exit_codes(context), _session(context).take_sandbox() as sandbox:
         from grader.checking import run_check
 
+        if junit is not None:
+            _writable(junit, "--junit")
         if watch:
             _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox)
         checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
@@ -151,19 +153,26 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
 
+        _writable(out, "--out", folder=True)
+        if junit is not None:
+            _writable(junit, "--junit")
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
                                gradescope=output_format == "gradescope",
                                hidden_visibility=ShownTo(hidden_visibility))
         display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
         report = grade_batch(submissions, assignment, out, options, on_update=display.update)
+        display.stop()
         if report.interrupted:
-            click.echo(f"\nInterrupted: {report.graded} results are saved in {out}; rerun the same command "
-                       "to grade the rest.", err=True)
+            click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
+                       f"{'are' if report.graded != 1 else 'is'} saved in {out}"
+                       + (f" ({report.reused} from before)" if report.reused else "")
+                       + f"; {_count(report.left, 'submission')} not graded yet. "
+                       "Rerun the same command to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
         if junit is not None:
             _write_junit(junit, OutputFolder(out).stored_results(report.rows))
-        click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
+        click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
@@ -177,18 +186,23 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of every run on Gradescope. Default: one derived from the assignment's digest.")
 @click.pass_context
 def gradescope_package(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path,
-                       hidden_visibility: str) -> None:
+                       hidden_visibility: str, seed: int | None) -> None:
     """Build the autograder zip to upload to Gradescope (setup.sh, run_autograder, the grader wheel)."""
     with _errors_to_exit_codes(context):
-        from grader.gradescope_package import build_package
+        from grader.gradescope_package import build_package, memory_notes
         from grader.loading import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
-        build_package(assignment, out, hidden_visibility)
+        _writable(out, "--out")
+        build_package(assignment, out, hidden_visibility, seed=seed)
         click.echo(f"Wrote {out}: upload it as the autograder of a Gradescope programming assignment "
                    f"(base image with Python >= 3.11).")
+        for note in memory_notes(assignment):
+            click.echo(f"Note: {note}")
 
 
 @main.command("gradescope-run")
@@ -196,13 +210,15 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
               help="The autograder root. Default: $GRADER_AUTOGRADER_ROOT, else /autograder.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of the scenarios' inputs. Default: one derived from the assignment's digest.")
 @click.pass_context
-def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str) -> None:
+def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str, seed: int | None) -> None:
     """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it)."""
     with _errors_to_exit_codes(context):
         from grader.gradescope_package import default_root, run_in_gradescope
 
-        document = run_in_gradescope(root or default_root(), hidden_visibility)
+        document = run_in_gradescope(root or default_root(), hidden_visibility, seed=seed, log=click.echo)
         click.echo(f"Score: {document['score']:g}")
 
 
@@ -219,6 +235,19 @@ def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, out
     watch(file, assignment_dir, seed=new_seed() if seed is None else seed, sandbox=sandbox,
           show=lambda text: click.echo(text, nl=False, color=colours),
           render=console_view(colours=colours, verbose=verbose), clear=colours)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _writable(path: Path, option: str, folder: bool = False) -> None:
+    """Refuse a path that cannot be written before any work starts (a usage error, not a crash)."""
+    from grader import atomic
+    from grader.errors import UsageError
+    problem = atomic.unwritable(path, folder=folder)
+    if problem is not None:
+        raise UsageError(f"{option} {path}: cannot write there: {problem}; choose another path")
 
 
 def _write_junit(path: Path, results) -> None:
@@ -261,3 +290,97 @@ class _errors_to_exit_codes:
 
 def _session(context: click.Context) -> Session:
     return context.ensure_object(Session)
+
+
+# --------------------------------------------------------------------------- instructors: audit, release
+
+@main.command()
+@click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              help="The assignment folder (holding assignment.yaml). Default: the current folder.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder with hidden.yaml, the reference and mutants.yaml. "
+                   "Default: solutions/<assignment id> beside the assignment's exercises folder.")
+@click.option("--mutants", "mutants_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The named mutants. Default: mutants.yaml in the solutions folder, when there is one.")
+@click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="How many seeds the reference is graded with (flakiness, time margins).")
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True,
+              help="The first seed; the handout and the mutants are graded with it.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.option("--min-score", type=click.FloatRange(0, 100),
+              help="Fail when a task's automatic mutation score (percent) is below this.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the audit as JSON (grader/schema/audit.schema.json) to this file.")
+@click.option("--stryker", "stryker_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a mutation-testing report in Stryker's format to this file.")
+@click.option("--no-matrix", is_flag=True, help="Leave the kill matrix out of the console report.")
+@click.pass_context
+def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, mutants_path: Path | None,
+          seeds: int, seed: int, jobs: int | None, min_score: float | None, json_path: Path | None,
+          stryker_path: Path | None, no_matrix: bool) -> None:
+    """Prove a rubric: grade the reference on many seeds, the handout, and mutants of the reference.
+
+    Reports flaky scenarios, tight time limits, free points, the kill matrix, the mutation score per
+    task, surviving mutants, cross-task charges and wrong diagnoses, and what to fix. Exit status: 0
+    every guarantee holds, 1 some does not, 2 usage or spec error (a mutant whose edit no longer
+    applies included), 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader import atomic
+        from grader.audit import console, json_report, stryker
+        from grader.audit.progress import ProgressBar
+        from grader.audit.run import AuditOptions, run_audit
+
+        options = AuditOptions(assignment_dir, solutions, mutants_path, seeds, seed, jobs or os.cpu_count() or 1,
+                               None if min_score is None else min_score / 100)
+        report = run_audit(options, ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        colours = sys.stdout.isatty()
+        style = (lambda text, role: click.style(text, fg={"pass": "green", "fail": "red", "warn": "yellow",
+                                                          "dim": "bright_black"}.get(role),
+                                                bold=role in ("bold", "fail"))) if colours else console.plain
+        click.echo(console.render(report, style, matrix=not no_matrix), nl=False, color=colours)
+        if json_path is not None:
+            atomic.write_text(json_path, json_report.dumps(report))
+        if stryker_path is not None:
+            atomic.write_text(stryker_path, stryker.dumps(report, str(Path.cwd())))
+        context.exit(ExitCode.OK if report.passed else ExitCode.FAILED)
+
+
+@main.command()
+@click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              help="The assignment folder (holding assignment.yaml). Default: the current folder.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder. Default: solutions/<assignment id>.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
+@click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="How many seeds the reference must earn every point on.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.pass_context
+def release(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path, seeds: int,
+            jobs: int | None) -> None:
+    """Build the student handout zip, refusing when it would leak or the rubric is unsound.
+
+    The zip holds the exercise folder. Nothing is written when a file holds a hidden scenario's id,
+    title or code, a file of the solutions folder or a task body of the reference, or when the
+    reference is not full or the handout earns points. Exit status: 0 written, 1 refused (one line
+    per problem), 2 usage or spec error, 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader.audit.progress import ProgressBar
+        from grader.release import ReleaseRefused
+        from grader.release import release as build
+
+        try:
+            done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
+                         on_progress=ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        except ReleaseRefused as refused:
+            click.echo(f"Refused: {out} was not written.", err=True)
+            for problem in refused.problems:
+                click.echo(f"  {problem}", err=True)
+            context.exit(ExitCode.FAILED)
+        click.echo(f"Wrote {done.out}: {len(done.files)} files ({', '.join(done.files)}); no leak found, the "
+                   f"reference is full on {done.seeds} seeds and the handout earns nothing.")

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
@@ -42,9 +43,14 @@ class Graded:
     result: SubmissionResult
 
 
+Running = list[tuple[str, float]]  # (job key, seconds it has been running), longest first
+
+
 class Executor(Protocol):
-    def grade(self, jobs: Iterable[GradingJob], scope: Scope) -> Iterator[Graded]:
-        """Grade every job on the ``scope`` scenarios; yield each as it finishes."""
+    def grade(self, jobs: Iterable[GradingJob], scope: Scope,
+              on_wait: Callable[[Running], None] | None = None) -> Iterator[Graded]:
+        """Grade every job on the ``scope`` scenarios; yield each as it finishes. While nothing
+        finishes, ``on_wait`` hears about once a second what is running (for a progress display)."""
         ...
 
     def close(self) -> None:
@@ -131,6 +137,7 @@ class LocalExecutor:
         self._pool = SandboxPool(self.workers)
         self._threads = ThreadPoolExecutor(max_workers=self.workers + 1, thread_name_prefix="grader")
         self._closed = False
+        self._started: dict[str, float] = {}  # key -> when its grading began (not its wait)
 
     def __enter__(self) -> LocalExecutor:
         return self
@@ -138,7 +145,8 @@ class LocalExecutor:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def grade(self, jobs: Iterable[GradingJob], scope: Scope) -> Iterator[Graded]:
+    def grade(self, jobs: Iterable[GradingJob], scope: Scope,
+              on_wait: Callable[[Running], None] | None = None) -> Iterator[Graded]:
         """Never more than a few submissions queued, so the grader's memory does not grow with the
         class. A bug of ours in one submission's grading surfaces here rather than vanishing."""
         scope = Scope(scope)
@@ -148,13 +156,14 @@ class LocalExecutor:
 
         def submit(count: int) -> None:
             for job in itertools.islice(items, count):
-                pending[self._threads.submit(grade_lent, job.path, self.assignment, self._pool.lend,
-                                             seed=job.seed, scope=scope)] = job
+                pending[self._threads.submit(self._grade_one, job, scope)] = job
 
         submit(ahead)
         try:
             while pending and not self._closed:
-                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                if not done and on_wait is not None:
+                    on_wait(self.running())
                 for future in done:
                     job = pending.pop(future)
                     if self._closed:  # stopped while it ran: its result is the sandbox's death, not its own
@@ -164,6 +173,18 @@ class LocalExecutor:
         except BaseException:
             self.close()
             raise
+
+    def _grade_one(self, job: GradingJob, scope: Scope) -> SubmissionResult:
+        self._started[job.key] = time.monotonic()
+        try:
+            return grade_lent(job.path, self.assignment, self._pool.lend, seed=job.seed, scope=scope)
+        finally:
+            self._started.pop(job.key, None)
+
+    def running(self) -> Running:
+        """What is being graded now, longest first (read from any thread)."""
+        now = time.monotonic()
+        return sorted(((key, now - began) for key, began in list(self._started.items())), key=lambda item: -item[1])
 
     def close(self) -> None:
         """Stop at once: nothing more starts, every sandbox is killed, threads wind down."""

@@ -33,8 +33,11 @@ def scenario_result(spec: ScenarioSpec, status: Status, feedback: Feedback, dura
 
 def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: int) -> tuple[Status, Feedback]:
     if outcome.timed_out:
+        limit = outcome.time_limit if outcome.time_limit is not None else spec.time_limit
+        cut = (f" (its limit is {spec.time_limit:g} s; it was cut to {limit:g} s because another scenario of this "
+               "task had already timed out)") if limit < spec.time_limit else ""
         return Status.TIMEOUT, Feedback(
-            f"did not finish within {spec.time_limit:g} s (an infinite loop, or a graph walked exponentially?)")
+            f"did not finish within {limit:g} s{cut}: an infinite loop, or a graph walked exponentially?")
     if outcome.problem is not None:
         return Status.FAILED, Feedback(f"the result could not be accepted: {outcome.problem}")
     if outcome.has_result and outcome.error is not None:

@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from grader import scenario_index
 from grader.digests import sha256
 from grader.errors import SpecError
+from grader.provided import FINGERPRINT_FILE, read_fingerprint
 from grader.scenario import Scenario
 from grader.spec import (
     HIDDEN_SPEC_FILE,
@@ -63,8 +65,21 @@ def read_plan(directory: str | Path, hidden: str | Path | None = None, *, cache:
                             f"the hidden scenarios were not found: no {HIDDEN_SPEC_FILE} in {hidden_directory}")
         hidden_text = _read_spec(hidden_path, "hidden_spec", cache, files)
     handout_text = _text(Path(handout), Path(handout).read_bytes()) if handout is not None else None
+    provided = _read_fingerprint(directory / FINGERPRINT_FILE, files)
     return plan_of(public, hidden_text, directory=directory, hidden_directory=hidden_directory,
-                   digest=digest_of(files), files=tuple(files), handout=handout_text)
+                   digest=digest_of(files), files=tuple(files), handout=handout_text, provided=provided)
+
+
+def _read_fingerprint(path: Path, files: list[AssignmentFile]):
+    """The handout's fingerprint beside the spec, when the assignment ships one (see grader.provided)."""
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    files.append(AssignmentFile("provided", path.name, data))
+    try:
+        return str(path), read_fingerprint(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        return str(path), str(error) or type(error).__name__
 
 
 def load_assignment(directory: str | Path, hidden: str | Path | None = None) -> Assignment:
@@ -119,7 +134,6 @@ def _read_spec(path: Path, role: str, cache: SpecCache | None, files: list[Assig
 
 
 def _index(text: str) -> tuple[dict, ...]:
-    from grader import scenario_index
     return scenario_index.functions(text)
 
 
@@ -190,10 +204,10 @@ class Loading:
     """Phase 2 of a plan in a thread of its own, while the sandbox already runs the plan's programs.
 
     ``with Loading(plan) as loading:`` starts it; :meth:`assignment` waits for it (re-raising what
-    loading raised) and :meth:`inputs` gives the runner its inputs from it. A plain thread: the
-    executors of concurrent.futures cost ~10 ms to import (benchmarks/README.md). While it loads,
-    the GIL is handed over every 0.5 ms, so the thread driving the sandbox never waits long behind
-    the imports of numpy and the checks.
+    loading raised) and :meth:`inputs` gives the runner its inputs from it. A plain thread, not
+    concurrent.futures, whose import alone would delay the sandbox's job (benchmarks/README.md).
+    While it loads, the GIL is handed over often, so the thread driving the sandbox never waits long
+    behind the imports of numpy and the checks.
     """
 
     SWITCH_INTERVAL = 0.0005
@@ -252,7 +266,7 @@ class AssignmentFiles:
         """Lay the files out under ``folder`` (``assignment/`` and ``hidden/``); returns the two."""
         public, hidden = folder / "assignment", folder / "hidden"
         for file in self.files:
-            target = public if file.role in ("spec", "scenarios") else hidden
+            target = public if file.role in ("spec", "scenarios", "provided") else hidden
             target.mkdir(parents=True, exist_ok=True)
             (target / file.name).write_bytes(file.data)
         return public, hidden if any(f.role == "hidden_spec" for f in self.files) else None

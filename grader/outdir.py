@@ -13,6 +13,7 @@ A reader (or a rerun after SIGKILL) sees each file whole or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.report.gradebook import write_csv
 from grader.results import SubmissionResult
-from grader.scoring import StudentRow
+from grader.scoring import Column, StudentRow
 from grader.spec import Plan
 from grader.visibility import ShownTo
 
@@ -65,11 +66,18 @@ class OutputFolder:
 
     def stored(self, student_id: str) -> SubmissionResult | None:
         """The result stored for a student, or None when there is none (or it cannot be read)."""
+        found = self.stored_document(student_id)
+        return None if found is None else found[0]
+
+    def stored_document(self, student_id: str) -> tuple[SubmissionResult, dict] | None:
+        """The result stored for a student and the document it was read from (whose derived
+        views, such as ``tests``, were rendered with the options of the run that wrote it)."""
         try:
             document = json.loads(self.result_file(student_id).read_text(encoding="utf-8"))
-            return SubmissionResult.from_dict({k: v for k, v in document.items()
-                                               if k in SubmissionResult.field_names()})
-        except (OSError, ValueError, TypeError, KeyError):
+            result = SubmissionResult.from_dict({k: v for k, v in document.items()
+                                                 if k in SubmissionResult.field_names()})
+            return result, document
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
     def result_file(self, student_id: str) -> Path:
@@ -82,15 +90,24 @@ class OutputFolder:
         atomic.write_text(self.gradescope / f"{student_id}.json",
                           gradescope_report.dumps(result, hidden_visibility=hidden_shown_to))
 
-    def save_gradebook(self, rows: Iterable[StudentRow], summary: dict) -> None:
+    def drop_gradescope(self) -> None:
+        """Remove Gradescope files of an earlier run: this run was not asked for them, and every
+        derived file in OUT is rendered from the stored results with this run's options."""
+        if self.gradescope.is_dir():
+            for stale in self.gradescope.glob("*.json"):
+                stale.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                self.gradescope.rmdir()
+
+    def save_gradebook(self, rows: Iterable[StudentRow], summary: dict, columns: tuple[Column, ...]) -> None:
         with atomic.replacing(self.path / "gradebook.csv") as stream:
-            write_csv(rows, stream)
+            write_csv(rows, stream, columns)
         atomic.write_text(self.path / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
 
     def stored_results(self, rows: Iterable[StudentRow]) -> Iterator[tuple[str, SubmissionResult]]:
         """``(student_id, result)`` for every row with a stored result, read one at a time."""
         for row in rows:
-            if row.score is not None:
+            if row.has_result:
                 result = self.stored(row.student_id)
                 if result is not None:
                     yield row.student_id, result

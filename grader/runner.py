@@ -29,13 +29,18 @@ from grader.submission import Submission, read_submission
 from grader.visibility import Scope, Visibility
 
 if TYPE_CHECKING:
-    from grader.results import ScenarioResult, SubmissionResult
+    from grader.results import ProvidedChange, ScenarioResult, SubmissionResult
 
 # Judging's modules (judge, results, scoring) are imported where judging starts, not above:
 # `grader check` sends the sandbox its job before it needs them, and its loader thread imports
 # them while the programs run.
 
 Inputs = Callable[[ScenarioPlan], dict]  # a scenario's inputs for this run's seed
+
+# Once a scenario of a task has timed out, the task's other scenarios run with at most this limit:
+# a runaway (an infinite loop in detach, say) usually makes every scenario of its task loop, and a
+# student should not wait for it once per scenario. A scenario of the reference takes milliseconds.
+AFTER_A_TIMEOUT = 1.0
 
 
 def new_seed() -> int:
@@ -110,6 +115,11 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
     scenarios = plan.select(scope)
     queue = sorted(enumerate(scenarios), key=lambda item: (item[1].visibility is Visibility.HIDDEN,
                                                            item[1].has_inputs))
+    timed_out_tasks: set[str] = set()
+
+    def limit(scenario: ScenarioPlan) -> float:
+        return min(scenario.time_limit, AFTER_A_TIMEOUT) if scenario.task in timed_out_tasks else scenario.time_limit
+
     position = 0
     while position < len(queue):
         sandbox.send_job(Path(submission.module_file), submission.module_name, commands.job(plan),
@@ -126,9 +136,12 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
         if position == 0:
             run.import_output = (imported.stdout, imported.stderr)
         for hidden in (False, True):
-            runs = ((index, scenario.time_limit, commands.run(index, scenario, inputs(scenario)))
+            runs = ((index, limit(scenario), commands.run(index, scenario, inputs(scenario)))
                     for index, scenario in queue[position:] if (scenario.visibility is Visibility.HIDDEN) == hidden)
             for index, outcome in sandbox.run_all(runs):
+                outcome.time_limit = limit(scenarios[index])
+                if outcome.timed_out:
+                    timed_out_tasks.add(scenarios[index].task)
                 run.outcomes[index] = outcome
                 position += 1
             if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:
@@ -196,8 +209,21 @@ def _relocated(result: ScenarioResult, submission: Submission) -> ScenarioResult
     return replace(result, feedback=replace(result.feedback, traceback=where))
 
 
+def _placed(change: ProvidedChange, locate: Callable[[int], str]) -> ProvidedChange:
+    """A changed part with where the student finds it (``cell 4, lines 30-69``)."""
+    if change.first_line is None or change.last_line is None:
+        return change
+    first, last = locate(change.first_line), locate(change.last_line)
+    cell, _, line = first.rpartition(", line ")
+    same_cell = cell and last.startswith(f"{cell}, line ")
+    where = first if first == last else (f"{cell}, lines {line}-{last.rpartition(', line ')[2]}" if same_cell
+                                         else f"{first} to {last}")
+    return replace(change, where=where)
+
+
 def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, ...],
             error: str | None) -> SubmissionResult:
+    from grader.provided import changes
     from grader.results import SubmissionResult
     from grader.scoring import task_scores, total
     score, max_score = total(scenarios)
@@ -207,9 +233,15 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
     timings = {"total": round(time.monotonic() - run.started, 6)}
     if run.submission.problem is None:
         timings = {"import": round(run.import_seconds, 6), **timings}
+    changed: tuple[ProvidedChange, ...] = ()
+    if assignment.provided and run.submission.module_text is not None:
+        changed = changes(run.submission.module_text, assignment.student_functions, dict(assignment.provided))
+        if run.submission.locate is not None:
+            changed = tuple(_placed(change, run.submission.locate) for change in changed)
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,
         max_score=max_score, tasks=task_scores(assignment, scenarios), scenarios=scenarios,
         grader_version=grader.__version__, isolation=run.isolation, timings=timings, error=error,
-        import_stdout=run.import_output[0], import_stderr=run.import_output[1], warnings=run.submission.warnings)
+        import_stdout=run.import_output[0], import_stderr=run.import_output[1], provided_changes=changed,
+        warnings=run.submission.warnings)

@@ -55,33 +55,55 @@ class Column:
     id: str
     title: str
     task: str
+    points: float = 0.0   # what it is worth: a 0-point scenario (the provided engine's) shows pass/fail
 
 
 @dataclass(frozen=True, slots=True)
 class StudentRow:
-    """One student's line: scores and per-scenario points, no feedback."""
+    """One student's line: scores and per-scenario points, no feedback.
+
+    The error-row convention: a submission that could not be graded (no result at all, or a result
+    whose ``error`` says why) scores 0 of the assignment's maximum, with the reason in ``error``:
+    never an empty score, which an LMS would read as "no change"."""
 
     student_id: str
-    score: float | None           # None: no result at all
+    score: float
     max_score: float | None
     error: str | None             # why it could not be graded (first line), or None
+    has_result: bool              # a result file exists for it (the scenarios ran, or were meant to)
     columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
     points: array                 # array('d') aligned with columns; NaN: not run
     passed: bytes                 # aligned with columns; 1: passed
+    provided_changes: str = ""    # the parts of the provided engine it changed, for the gradebook
 
     @classmethod
-    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None) -> StudentRow:
+    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None,
+           max_score: float | None = None) -> StudentRow:
+        """A result's row; or, for ``result`` None, an error row saying ``error``, out of ``max_score``."""
         if result is None:
-            return cls(sys.intern(student_id), None, None, error or "not graded", (), array("d"), b"")
-        columns = _columns(tuple((s.id, s.title, s.task) for s in result.scenarios))
+            return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), array("d"), b"")
+        columns = _columns(tuple((s.id, s.title, s.task, s.max_points) for s in result.scenarios))
         earned = array("d", (_NOT_RUN if s.status is Status.NOT_RUN else s.points for s in result.scenarios))
         passed = bytes(s.passed for s in result.scenarios)
         reason = result.error.splitlines()[0] if result.error else None
-        return cls(sys.intern(student_id), result.score, result.max_score, reason, columns, earned, passed)
+        changed = "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
+                            for change in result.provided_changes)
+        return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, earned, passed,
+                   changed)
 
     @property
     def graded(self) -> bool:
-        return self.score is not None and self.error is None
+        return self.has_result and self.error is None
+
+
+def columns_of(plan: Plan) -> tuple[Column, ...]:
+    """The gradebook's scenario columns for a batch of ``plan``: every scenario, in the spec's order."""
+    return _columns(tuple((s.id, s.title, s.task, s.points) for s in plan.scenarios))
+
+
+def max_score_of(plan: Plan) -> float:
+    """The points a submission can earn on all of ``plan``'s scenarios."""
+    return _round(sum(s.points for s in plan.scenarios))
 
 
 _COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
@@ -90,25 +112,29 @@ _COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
 def _columns(key: tuple) -> tuple[Column, ...]:
     """One shared tuple of columns per distinct scenario list (every row of a batch shares it)."""
     if key not in _COLUMN_SETS:
-        _COLUMN_SETS[key] = tuple(Column(*(sys.intern(text) for text in item)) for item in key)
+        _COLUMN_SETS[key] = tuple(Column(sys.intern(sid), sys.intern(title), sys.intern(task), float(worth))
+                                  for sid, title, task, worth in key)
     return _COLUMN_SETS[key]
 
 
-def summarize(rows: Iterable[StudentRow]) -> dict:
+def summarize(rows: Iterable[StudentRow], *, max_score: float | None = None,
+              columns: tuple[Column, ...] | None = None) -> dict:
     """The class summary (``OUT/summary.json``): plain data, JSON-ready.
 
     Keys: ``count``; ``graded`` (how many have a result without error); ``ungradable`` (list of
-    ``{student_id, reason}``); ``max_score``; ``mean``, ``median``, ``min``, ``max`` over the graded
-    scores (``None`` when nothing was graded); ``histogram``: ``BINS`` bins over ``0..max_score``
-    as ``{from, to, count}`` (the last bin includes ``max_score``); ``scenarios``: per scenario
-    ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate first
-    (what the class got wrong), ties in assignment order.
+    ``{student_id, reason}``); ``max_score`` (the assignment's, when given, else the results');
+    ``mean``, ``median``, ``min``, ``max`` over the graded scores (``None`` when nothing was
+    graded); ``histogram``: ``BINS`` bins over ``0..max_score`` as ``{from, to, count}`` (the last
+    bin includes ``max_score``); ``scenarios``: per scenario (of ``columns`` when given, else the
+    results') ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate
+    first (what the class got wrong), ties in assignment order.
     """
     rows = sorted(rows, key=lambda row: row.student_id)
     graded = [row for row in rows if row.graded]
     ungradable = [{"student_id": row.student_id, "reason": row.error} for row in rows if not row.graded]
-    scores = [row.score for row in graded if row.score is not None]
-    max_score = next((row.max_score for row in rows if row.max_score is not None), None)
+    scores = [row.score for row in graded]
+    if max_score is None:
+        max_score = next((row.max_score for row in rows if row.max_score is not None), None)
     return {
         "count": len(rows),
         "graded": len(graded),
@@ -119,25 +145,26 @@ def summarize(rows: Iterable[StudentRow]) -> dict:
         "min": min(scores) if scores else None,
         "max": max(scores) if scores else None,
         "histogram": _histogram(scores, max_score or 0.0),
-        "scenarios": _pass_rates(rows, graded),
+        "scenarios": _pass_rates(list(columns) if columns is not None else scenario_order(rows), graded),
     }
 
 
 def scenario_order(rows: list[StudentRow]) -> list[Column]:
     """Scenarios in assignment order: the first error-free result's, then any others' new ones."""
     order: dict[str, Column] = {}
-    for row in sorted((row for row in rows if row.score is not None), key=lambda row: row.error is not None):
+    for row in sorted((row for row in rows if row.has_result), key=lambda row: row.error is not None):
         for column in row.columns:
             order.setdefault(column.id, column)
     return list(order.values())
 
 
-def _pass_rates(rows: list[StudentRow], graded: list[StudentRow]) -> list[dict]:
-    columns = scenario_order(rows)
+def _pass_rates(columns: list[Column], graded: list[StudentRow]) -> list[dict]:
     passed = dict.fromkeys((column.id for column in columns), 0)
     total = dict.fromkeys((column.id for column in columns), 0)
     for row in graded:
         for column, did in zip(row.columns, row.passed):
+            if column.id not in total:
+                continue
             total[column.id] += 1
             passed[column.id] += did
     rates = [{"id": column.id, "title": column.title, "task": column.task, "passed": passed[column.id],

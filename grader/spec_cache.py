@@ -1,7 +1,7 @@
 """A cache of parsed spec files and scenario-file indexes, kept on disk by the loading edge.
 
-Importing pyyaml costs ~20 ms and indexing a scenario file ~12 ms (benchmarks/README.md), on the
-path from ``grader check`` to the sandbox's first job, for files that almost never change. As
+Importing pyyaml and indexing a scenario file both lie on the path from ``grader check`` to the
+sandbox's first job (benchmarks/README.md says how long), for files that almost never change. As
 Python keeps bytecode beside a module, :mod:`grader.loading` keeps what it parsed: the exact text
 and what it gave (for a spec, the nested mappings and lists with their line numbers), as JSON in
 the user's cache folder. An entry answers only for exactly the text stored in it, made by the same

@@ -232,3 +232,19 @@ def test_gradescope_run_grades_an_uploaded_notebook(folder):
     assert run.returncode == 0, run.stderr
     document = json.loads((root / "results" / "results.json").read_text())
     assert document["score"] == 100
+
+
+def test_a_changed_provided_engine_is_named_by_cell(folder):
+    source = (BUGGY / "engine_mul_backward_swapped.py").read_text()
+    path = folder / "autodiff.ipynb"
+    path.write_text(notebook_of(source))
+    _, result = check_json(path)
+    cells = nbformat.read(path, as_version=4).cells
+    number = next(i for i, cell in enumerate(cells, start=1) if cell.id == "engine-tensor")
+    [change] = result["provided_changes"]
+    assert change["name"] == "Tensor.__mul__" and change["where"].startswith(f"cell {number}, lines ")
+    console = grader("check", "--assignment", str(EXERCISE), str(path))
+    assert f"You changed the provided engine: `Tensor.__mul__` (cell {number}, lines " in console.stdout
+    _, py_result = check_json(BUGGY / "engine_mul_backward_swapped.py")
+    assert [c["name"] for c in py_result["provided_changes"]] == ["Tensor.__mul__"]
+    assert py_result["provided_changes"][0]["where"] is None

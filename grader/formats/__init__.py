@@ -9,56 +9,11 @@ only for a file of its suffix (a ``.py`` check never loads the notebook reader).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:
-    from grader.spec_cache import SpecCache
+from grader.formats.source import Format, FormatProblem, ModuleSource, ReadContext
 
-
-class FormatProblem(Exception):
-    """The file cannot become a module; the message is for the student (what, where, what to do)."""
-
-
-@dataclass(frozen=True)
-class ModuleSource:
-    text: str                         # the Python source the sandbox imports
-    filename: str                     # the name tracebacks and syntax errors show
-    warnings: tuple[str, ...] = ()    # what the format dropped or changed, for the student
-    # Where a line of ``text`` came from, as a student would find it ("cell 7, line 3"); None: the
-    # file's own line numbers are the module's.
-    locate: Callable[[int], str] | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class ReadContext:
-    """What a format may need to know of the assignment it reads a submission for."""
-
-    assignment: str | None = None          # its id: a notebook names the assignment it belongs to
-    forbidden: tuple[str, ...] = ()        # its forbidden imports (a notebook keeps those it would drop)
-    # Which notebook statements are graded: "definitions" (the default) or "all" (every cell, as
-    # "Run All"); proposed as assignment.yaml's `notebook_cells`.
-    notebook_cells: str = "definitions"
-    # A cache the grader trusts (grader check's, see checking.trusted_cache), or None: compute.
-    cache: SpecCache | None = field(default=None, compare=False)
-
-
-class Format(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def max_file_bytes(self) -> int:
-        """What is read at all; the module text has the submission's own limit."""
-        ...
-
-    def read(self, path: Path, data: bytes, context: ReadContext) -> ModuleSource:
-        """The module the file holds, or :class:`FormatProblem`."""
-        ...
-
-
+__all__ = ["Format", "FormatProblem", "ModuleSource", "ReadContext", "format_of", "suffixes"]
 # suffix -> (module, name): the format, imported when a file of that suffix is read.
 _TABLE = {".py": ("grader.formats.python", "PYTHON"), ".ipynb": ("grader.formats.notebook", "NOTEBOOK")}
 
@@ -69,7 +24,8 @@ def format_of(path: Path) -> Format | None:
     if entry is None:
         return None
     import importlib
-    return getattr(importlib.import_module(entry[0]), entry[1])
+    found: Format = getattr(importlib.import_module(entry[0]), entry[1])
+    return found
 
 
 def suffixes() -> tuple[str, ...]:

@@ -27,11 +27,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from grader.formats import FormatProblem, ModuleSource, ReadContext
 from grader.formats.cell_statements import CellPolicy, Names, select_statements
 from grader.formats.dropped import Dropped
 from grader.formats.ipython_syntax import strip_ipython
 from grader.formats.line_map import CellLine, LineMap, Segment
+from grader.formats.source import FormatProblem, ModuleSource, ReadContext
 
 if TYPE_CHECKING:
     from grader.spec_cache import SpecCache

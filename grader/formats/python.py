@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.formats import FormatProblem, ModuleSource, ReadContext
+from grader.formats.source import FormatProblem, ModuleSource, ReadContext
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,16 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from grader.report.text import points
-from grader.scoring import StudentRow, scenario_order
+from grader.scoring import Column, StudentRow, scenario_order
 
 BAR_WIDTH = 30
+IGNORED_SHOWN = 20   # ignored files printed; summary.json lists them all
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def gradebook_rows(rows: Iterable[StudentRow]) -> tuple[list[str], list[list[str]]]:
+def gradebook_rows(rows: Iterable[StudentRow],
+                   columns: tuple[Column, ...] | None = None) -> tuple[list[str], list[list[str]]]:
     """The gradebook as ``(header, rows)``, one row per student, sorted by student id.
 
     CSV columns (``OUT/gradebook.csv``):
@@ -27,42 +29,47 @@ def gradebook_rows(rows: Iterable[StudentRow]) -> tuple[list[str], list[list[str
     - ``student_id``: as derived from the submission's name; a value starting with ``=``, ``+``,
       ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so spreadsheets do not run it
       as a formula.
-    - ``score``: points earned (``0`` when the submission could not be graded, e.g. it failed
-      to import); empty when no result exists for it at all.
-    - ``max_score``: the points available.
+    - ``score``: points earned; ``0`` when the submission could not be graded (it failed to
+      import, it was not found, it was refused), never empty.
+    - ``max_score``: the points available, on every row.
     - ``status``: ``graded``, or ``error: <why it could not be graded>``.
+    - ``provided_changes``: the parts of the provided engine the submission changed
+      (``Tensor.backward; GradientTape.watch (removed)``), empty when none.
     - then one column per scenario id, in the assignment's order: the points earned on that
-      scenario; empty when the scenario did not run.
+      scenario, or ``pass``/``fail`` for a scenario worth 0 points (the provided engine's);
+      empty when the scenario did not run.
     """
-    header, lines = iter_gradebook(rows)
+    header, lines = iter_gradebook(rows, columns)
     return header, list(lines)
 
 
-def iter_gradebook(rows: Iterable[StudentRow]) -> tuple[list[str], Iterator[list[str]]]:
-    """Like :func:`gradebook_rows`, with the lines made one at a time (a class of any size)."""
+def iter_gradebook(rows: Iterable[StudentRow],
+                   columns: tuple[Column, ...] | None = None) -> tuple[list[str], Iterator[list[str]]]:
+    """Like :func:`gradebook_rows`, with the lines made one at a time (a class of any size).
+    ``columns``: the assignment's scenarios (default: those of the results)."""
     rows = sorted(rows, key=lambda row: row.student_id)
-    scenario_ids = [column.id for column in scenario_order(rows)]
+    scenario_ids = [column.id for column in (columns if columns is not None else scenario_order(rows))]
     max_score = next((row.max_score for row in rows if row.max_score is not None), None)
-    header = ["student_id", "score", "max_score", "status", *scenario_ids]
+    header = ["student_id", "score", "max_score", "status", "provided_changes", *scenario_ids]
 
     def lines() -> Iterator[list[str]]:
         for row in rows:
-            if row.score is None:
-                yield [_guard(row.student_id), "", _number(max_score), _guard(f"error: {row.error}"),
-                       *[""] * len(scenario_ids)]
+            if not row.has_result:
+                yield [_guard(row.student_id), _number(row.score), _number(row.max_score or max_score),
+                       _guard(f"error: {row.error}"), "", *[""] * len(scenario_ids)]
                 continue
-            earned = {column.id: "" if math.isnan(value) else _number(value)
-                      for column, value in zip(row.columns, row.points)}
+            earned = {column.id: _cell(column, value, passed)
+                      for column, value, passed in zip(row.columns, row.points, row.passed)}
             status = "graded" if row.error is None else f"error: {row.error}"
             yield [_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status),
-                   *[earned.get(i, "") for i in scenario_ids]]
+                   _guard(row.provided_changes), *[earned.get(i, "") for i in scenario_ids]]
 
     return header, lines()
 
 
-def write_csv(rows: Iterable[StudentRow], stream: IO[str]) -> None:
+def write_csv(rows: Iterable[StudentRow], stream: IO[str], columns: tuple[Column, ...] | None = None) -> None:
     """Write the gradebook as CSV to ``stream``, a line at a time (open files with ``newline=""``)."""
-    header, lines = iter_gradebook(rows)
+    header, lines = iter_gradebook(rows, columns)
     writer = csv.writer(stream)
     writer.writerow(header)
     writer.writerows(lines)
@@ -73,7 +80,7 @@ def render_summary(summary: dict) -> str:
     out = [f"{summary['graded']} of {summary['count']} submissions graded"
            + (f", {len(summary['ungradable'])} could not be graded" if summary["ungradable"] else "")]
     if summary["graded"]:
-        out.append(f"Score: mean {points(summary['mean'])}, median {points(summary['median'])}, "
+        out.append(f"Score: mean {_one_decimal(summary['mean'])}, median {_one_decimal(summary['median'])}, "
                    f"min {points(summary['min'])}, max {points(summary['max'])} "
                    f"(out of {points(summary['max_score'])})")
         out += ["", "Scores:"]
@@ -87,9 +94,29 @@ def render_summary(summary: dict) -> str:
             rate = "   -" if s["rate"] is None else f"{s['rate']:4.0%}"
             out.append(f"  {rate} {s['passed']:>4}/{s['total']:<4} {s['id']}: {s['title']}")
     if summary["ungradable"]:
-        out += ["", "Could not be graded:"]
+        out += ["", "Could not be graded (0 points each):"]
         out += [f"  {u['student_id']}: {u['reason']}" for u in summary["ungradable"]]
+    ignored = summary.get("ignored") or []
+    if ignored:
+        out += ["", f"Ignored ({len(ignored)}, all listed in summary.json):"]
+        out += [f"  {i['path']}: {i['why']}" for i in ignored[:IGNORED_SHOWN]]
+        if len(ignored) > IGNORED_SHOWN:
+            out.append(f"  ... and {len(ignored) - IGNORED_SHOWN} more")
     return "\n".join(out) + "\n"
+
+
+def _one_decimal(value: float) -> str:
+    """A mean or a median for a person to read: 62.3, 70 (not 62.333333)."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def _cell(column: Column, earned: float, passed: int) -> str:
+    """A scenario's cell: its points, or for a 0-point scenario whether it passed; empty: not run."""
+    if math.isnan(earned):
+        return ""
+    if column.points == 0:
+        return "pass" if passed else "fail"
+    return _number(earned)
 
 
 def _guard(text: str) -> str:

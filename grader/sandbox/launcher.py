@@ -82,6 +82,7 @@ class Sandbox:
         self.job_dir: Path | None = None
         self.output_limit = 65536
         self._closed = False
+        self._aborted = False
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
@@ -187,7 +188,8 @@ class Sandbox:
 
     def abort(self) -> None:
         """Kill this sandbox's processes now, from any thread (Ctrl-C): the thread driving it finds
-        them dead and stops. Its pipes stay open until :meth:`close`."""
+        them dead and stops, and no new warden starts in it. Its pipes stay open until :meth:`close`."""
+        self._aborted = True
         if self.process.returncode is not None:
             return
         self.kill_submission()
@@ -213,7 +215,7 @@ class Sandbox:
         is the submission's content as the grader checked it (default: the file's content now),
         and ``code`` the module compiled from it, which the zygote then runs instead of compiling
         the file again; its filename should be the submission's name."""
-        if self._closed:
+        if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
         if self._zygote is not None or self.job_dir is not None:
             self.stop()
