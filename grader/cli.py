@@ -8,6 +8,8 @@ importing what ``grade`` needs (or the other way round) on its way to the sandbo
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from dataclasses import dataclass
 from enum import IntEnum
@@ -107,9 +109,11 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             click.echo(gradescope.dumps(result), nl=False)
         else:
             from grader.report.console import render
-            colours = sys.stdout.isatty()
-            click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose), nl=False,
-                       color=colours)
+            terminal = sys.stdout.isatty()
+            colours = terminal and not os.environ.get("NO_COLOR")  # https://no-color.org
+            width = shutil.get_terminal_size((80, 24)).columns if terminal else 80
+            click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose, width=width),
+                       nl=False, color=colours)
         if junit is not None:
             _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)

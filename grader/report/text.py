@@ -60,12 +60,25 @@ def import_output(result: SubmissionResult) -> str:
     return "\n".join(lines)
 
 
+SHOWN_CHANGES = 5  # parts of the provided engine named; the others counted
+
+
+def holds_no_engine(result: SubmissionResult) -> bool:
+    """The file lacks every part of the provided engine: empty, or not the exercise's file at all."""
+    changes = result.provided_changes
+    return len(changes) >= 3 and all(change.kind == "removed" for change in changes)
+
+
 def provided_notice(result: SubmissionResult) -> str:
     """What the submission changed of the provided engine, and what to do ("" when nothing)."""
     if not result.provided_changes:
         return ""
+    name = result.submission.replace("\\", "/").rsplit("/", 1)[-1]
+    if holds_no_engine(result):
+        return (f"{name} holds none of the exercise's provided engine (its Tensor, GradientTape, ...): it is "
+                "empty, or another file. Start from the autodiff.py you were handed and fill in the tasks.")
     named = []
-    for change in result.provided_changes:
+    for change in result.provided_changes[:SHOWN_CHANGES]:
         if change.kind == "removed":
             named.append(f"removed `{change.name}`")
         elif change.where is not None:
@@ -74,6 +87,9 @@ def provided_notice(result: SubmissionResult) -> str:
             named.append(f"`{change.name}` (line {change.first_line})")
         else:
             named.append(f"`{change.name}` (lines {change.first_line}-{change.last_line})")
+    more = len(result.provided_changes) - len(named)
+    if more:
+        named.append(f"{more} more part{'s' * (more != 1)}")
     listed = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
     return (f"You changed the provided engine: {listed}. The tasks are graded with the engine as shipped in "
             "mind; restore it (copy it back from the handout) unless the exercise asks you to change it.")
