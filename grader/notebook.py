@@ -10,8 +10,9 @@ this module.
 Which file: the one given, else the notebook the kernel runs (VS Code's ``__vsc_ipynb_file__``,
 Jupyter's ``__session__`` or ``JPY_SESSION_NAME``), else the assignment's submission named
 ``.ipynb`` in the current folder. The grader checks the file on disk, so in a notebook the
-check first asks the frontend to save (classic Notebook and VS Code do on request), waits for
-the file to change, and when it does not, says so above the result: save, then check again.
+check first asks the frontend to save (the classic Notebook, before version 7, does on request;
+JupyterLab, Notebook 7 and VS Code do not run the request), waits for the file to change, and
+when it does not, says so above the result: save, then check again.
 """
 
 from __future__ import annotations
