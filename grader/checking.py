@@ -66,7 +66,7 @@ def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbo
     cache = trusted_cache()
     plan = read_plan(assignment_folder(file, assignment_dir, cwd), cache=cache)
     path = submission_file(file, plan, cwd)
-    submission = read_submission(path, plan.forbidden_imports, ReadContext(assignment=plan.id, cache=cache))
+    submission = read_submission(path, plan.forbidden_imports, ReadContext.of(plan, cache))
     seed = new_seed() if seed is None else seed
     if submission.problem is not None:
         assignment = load(plan)

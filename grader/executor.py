@@ -65,7 +65,7 @@ def grade_lent(path: Path, assignment: Assignment, lend: Lend, *, seed: int, sco
     """Grade one submission, borrowing a sandbox (``with lend() as sandbox``) only while its programs
     run: it is handed back, ready for the next submission, before this one is judged, so sandboxes
     never wait for the grader. A file that cannot run borrows none."""
-    submission = read_submission(path, assignment.forbidden_imports, ReadContext(assignment=assignment.id))
+    submission = read_submission(path, assignment.forbidden_imports, ReadContext.of(assignment))
     if submission.problem is not None:
         return judge_run(Run(submission, seed, scope, error=submission.problem), assignment)
     with lend() as sandbox:

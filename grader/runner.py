@@ -74,7 +74,7 @@ def grade_submission(submission: str | Path | Submission, assignment: Assignment
     """
     if not isinstance(submission, Submission):
         submission = read_submission(Path(submission), assignment.forbidden_imports,
-                                     ReadContext(assignment=assignment.id))
+                                     ReadContext.of(assignment))
     seed = new_seed() if seed is None else seed
     scope = Scope(scope)
     if submission.problem is not None:

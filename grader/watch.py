@@ -109,7 +109,7 @@ def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox, cach
     from grader.submission import read_submission
     from grader.visibility import Scope
 
-    submission = read_submission(path, assignment.forbidden_imports, ReadContext(assignment=assignment.id, cache=cache))
+    submission = read_submission(path, assignment.forbidden_imports, ReadContext.of(assignment, cache))
     if submission.problem is not None:
         return judge_run(Run(submission, seed, Scope.PUBLIC, error=submission.problem), assignment)
     run = execute(submission, assignment, sandbox, seed=seed, scope=Scope.PUBLIC,

@@ -251,3 +251,23 @@ def test_a_changed_provided_engine_is_named_by_cell(folder):
     _, py_result = check_json(BUGGY / "engine_mul_backward_swapped.py")
     assert [c["name"] for c in py_result["provided_changes"]] == ["Tensor.__mul__"]
     assert py_result["provided_changes"][0]["where"] is None
+
+
+def test_an_assignment_may_grade_every_cell_of_a_notebook(folder):
+    # A cell that computes module state with a call: by default a demonstration (dropped, with a
+    # warning); with notebook_cells: all in assignment.yaml, it runs as in Jupyter's Run All.
+    exercise = folder / "exercise"
+    shutil.copytree(EXERCISE, exercise)
+    path = folder / "autodiff.ipynb"
+    path.write_text(nbformat.writes(solved_cells("print('hello from a demonstration cell')")))
+    default = grader("check", "--json", "--seed", "3", "--assignment", str(exercise), str(path))
+    assert any("hello" in warning for warning in json.loads(default.stdout)["warnings"])
+    spec = exercise / "assignment.yaml"
+    spec.write_text(spec.read_text() + "notebook_cells: all\n")
+    every = grader("check", "--json", "--seed", "3", "--assignment", str(exercise), str(path))
+    result = json.loads(every.stdout)
+    assert not any("hello" in warning for warning in result["warnings"])
+    assert "hello from a demonstration cell" in result["import_stdout"] and result["score"] == 55
+    spec.write_text(spec.read_text().replace("notebook_cells: all", "notebook_cells: some"))
+    wrong = grader("check", "--assignment", str(exercise), str(path))
+    assert wrong.returncode == 2 and "notebook_cells: must be definitions or all, got 'some'" in wrong.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from grader.spec import Plan
     from grader.spec_cache import SpecCache
 
 
@@ -32,10 +33,16 @@ class ReadContext:
     assignment: str | None = None          # its id: a notebook names the assignment it belongs to
     forbidden: tuple[str, ...] = ()        # its forbidden imports (a notebook keeps those it would drop)
     # Which notebook statements are graded: "definitions" (the default) or "all" (every cell, as
-    # "Run All"); proposed as assignment.yaml's `notebook_cells`.
+    # "Run All"): assignment.yaml's `notebook_cells`.
     notebook_cells: str = "definitions"
     # A cache the grader trusts (grader check's, see checking.trusted_cache), or None: compute.
     cache: SpecCache | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, plan: Plan, cache: SpecCache | None = None) -> ReadContext:
+        """What ``plan``'s submissions are read with."""
+        return cls(assignment=plan.id, forbidden=plan.forbidden_imports, notebook_cells=plan.notebook_cells,
+                   cache=cache)
 
 
 class Format(Protocol):
