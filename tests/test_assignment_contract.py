@@ -107,9 +107,9 @@ def test_a_program_of_one_task_uses_no_other_tasks_code(assignment):
     problems = []
     for spec in assignment.scenarios:
         tree = ast.parse(spec.source)
-        read = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-                and isinstance(node.ctx, ast.Load)} | {node.id for node in ast.walk(tree)
-                                                        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        loads = [node for node in ast.walk(tree) if isinstance(getattr(node, "ctx", None), ast.Load)]
+        read = {node.attr for node in loads if isinstance(node, ast.Attribute)}
+        read |= {node.id for node in loads if isinstance(node, ast.Name)}
         replaced = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
                     and isinstance(node.ctx, ast.Store)}
         for task, functions_ in names.items():
