@@ -34,7 +34,7 @@ def test_the_plan_holds_what_the_sandbox_needs_and_imports_nothing():
         print(len(plan.scenarios), "numpy" in sys.modules, any("_grader_scenarios_" in m for m in sys.modules))
         """)
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["18", "False", "False"]
+    assert out == ["17", "False", "False"]
 
 
 def test_plan_and_assignment_come_from_one_text(mini):

@@ -648,6 +648,56 @@ def _(got):
 
 
 @scenario
+def engine_tape_records(ad):
+    x = ad.Tensor([1.0, 2.0, 4.0])                      # watched
+    w = ad.Tensor([2.0, 3.0, 5.0])                      # not watched, requires_grad=False
+    v = ad.Tensor([1.0, -1.0, 2.0], requires_grad=True)  # watched on first use
+    q = ad.Tensor(np.ones(3))                           # watched, never used
+
+    def fresh(**options):        # a tape with its own records' reader (see the module doc), asked inside its block
+        tape = ad.GradientTape(**options)
+        tape._take_records_for_call = lambda: (list(tape._records), set(tape._tracked))
+        return tape
+
+    with fresh() as tape:
+        tape.watch([x, q])
+        y = x * x
+        z = y * w + v * 3
+        every = plain(attempt(lambda: tape.gradient(z, [x, w, v, q, y])))
+    with fresh() as tape:
+        tape.watch([x, q])
+        z = x * w
+        zero = plain(attempt(lambda: tape.gradient(z, (w, q), unconnected_gradients="zero")))
+    with fresh() as tape:
+        tape.watch(x)
+        itself = plain(attempt(lambda: tape.gradient(x, x)))
+    with fresh(watch_accessed_variables=False) as tape:
+        manual = plain(attempt(lambda: tape.gradient(v * 3, v)))
+    return {"every": every, "zero": zero, "itself": itself, "manual": manual}
+
+
+@engine_tape_records.check
+def _(got):
+    x, w = np.array([1.0, 2.0, 4.0]), np.array([2.0, 3.0, 5.0])
+    every = got["every"]
+    expect(isinstance(every, list) and len(every) == 5, what="tape.gradient(z, [x, w, v, q, y])",
+           expected="a list of 5 gradients", got=every)
+    expect_close(every[0], 2 * x * w, what="dz/dx for y = x*x, z = y*w + v*3 (x watched)")
+    expect_close(every[2], np.full(3, 3.0), what="dz/dv (v has requires_grad=True: watched on its first use)",
+                 wrong={ENGINE_NO_AUTO_WATCH: None})
+    expect_none(every[1], what="dz/dw (w not watched)", wrong={ENGINE_UNCONNECTED_ZEROS: is_zeros})
+    expect_none(every[3], what="dz/dq (q watched, never used)", wrong={ENGINE_UNCONNECTED_ZEROS: is_zeros})
+    expect_close(every[4], w, what="dz/dy (y made by a recorded operation)")
+    zero = got["zero"]
+    expect(isinstance(zero, list) and len(zero) == 2, what="tape.gradient(x*w, (w, q), unconnected_gradients='zero')",
+           expected="two gradients", got=zero)
+    expect_close(zero[0], np.zeros(3), what="d(x*w)/dw, w not watched, unconnected_gradients='zero'")
+    expect_close(zero[1], np.zeros(3), what="d(x*w)/dq, q never used, unconnected_gradients='zero'")
+    expect_close(got["itself"], np.ones(3), what="tape.gradient(x, x) for a watched x")
+    expect_none(got["manual"], what="d(3v)/dv with watch_accessed_variables=False and no watch(v)")
+
+
+@scenario
 def engine_tape_scope(ad):
     x = ad.Tensor(np.arange(4.0))
 
