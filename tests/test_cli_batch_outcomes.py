@@ -110,7 +110,7 @@ def test_every_ungradable_submission_scores_zero_of_the_maximum(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["graded"] == 0 and summary["max_score"] == 100
     assert summary["histogram"][0]["from"] == 0 and summary["histogram"][-1]["to"] == 100
-    assert len(summary["scenarios"]) == 39 and all(s["rate"] is None for s in summary["scenarios"])
+    assert len(summary["scenarios"]) == 41 and all(s["rate"] is None for s in summary["scenarios"])
 
 
 @pytest.mark.parametrize("option", ["--out", "--junit"])
