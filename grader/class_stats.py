@@ -93,13 +93,16 @@ def distribution(scores: Sequence[float], max_score: float) -> Distribution:
 
 def item_statistics(matrix: Sequence[Sequence[float]], max_points: Sequence[float],
                     ids: Sequence[str]) -> list[ItemStats]:
-    """Per item (column of ``matrix``, one row per student): difficulty, item-rest correlation, flags."""
-    totals = [math.fsum(row) for row in matrix]
+    """Per item (column of ``matrix``, one row per student): difficulty, item-rest correlation, flags.
+    An item of no points is no part of the total: its rest is the whole total, and its difficulty
+    is its mean (its scores are 1 for a pass, 0 for a failure)."""
+    counted = [j for j, points in enumerate(max_points) if points > 0]
+    totals = [math.fsum(row[j] for j in counted) for row in matrix]
     items = []
     for j, (item_id, points) in enumerate(zip(ids, max_points)):
         column = [row[j] for row in matrix]
-        difficulty = statistics.fmean(column) / points if column and points > 0 else None
-        rest = [total - score for total, score in zip(totals, column)]
+        difficulty = statistics.fmean(column) / (points if points > 0 else 1.0) if column else None
+        rest = [total - score if points > 0 else total for total, score in zip(totals, column)]
         item_rest = pearson(column, rest)
         items.append(ItemStats(item_id, len(column), points, difficulty, item_rest, _flags(difficulty, item_rest)))
     return items
@@ -165,29 +168,43 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
                      max_points: dict[str, float]) -> dict:
     """The statistics of ``summary.json``'s ``statistics`` key, over the graded rows, JSON-ready.
 
-    ``scores``: the distribution of the total scores; ``alpha``: Cronbach's alpha over every
-    scenario; ``tasks``: per task (in the order of ``columns``) ``{id, items, alpha, scores}``;
-    ``scenarios``: per scenario of ``columns``, in their order, ``{id, task, n, max_points,
-    difficulty, item_rest, flags}``; ``thresholds``: the flags' thresholds.
+    ``scores``: the distribution of the total scores; ``alpha``: Cronbach's alpha over the
+    scenarios that carry points; ``tasks``: per task (in the order of ``columns``) ``{id, items,
+    alpha, scores}``; ``scenarios``: per scenario of ``columns``, in their order, ``{id, task, n,
+    max_points, difficulty, item_rest, flags}``; ``thresholds``: the flags' thresholds.
+
+    A scenario worth no points (a check that the provided code still works) counts as 1 when it
+    passed and 0 when not: its difficulty is its pass rate and its item-rest correlation is with
+    the whole score (of which it is no part); it stays out of alpha, which is about the score.
     """
     graded = [row for row in rows if row.graded]
     matrix = [_aligned(row, columns) for row in graded]
     points = [max_points.get(column.id, 0.0) for column in columns]
+    scored = [j for j, value in enumerate(points) if value > 0]
+    for j in (j for j, value in enumerate(points) if value <= 0):
+        passes = [_passes(row, columns[j].id) for row in graded]
+        for values, passed in zip(matrix, passes):
+            values[j] = passed
+    totals = [math.fsum(row[j] for j in scored) for row in matrix]
     items = item_statistics(matrix, points, [column.id for column in columns])
     tasks: dict[str, list[int]] = {}
     for j, column in enumerate(columns):
         tasks.setdefault(column.task, []).append(j)
     return {
-        "scores": distribution([math.fsum(row) for row in matrix], math.fsum(points)).to_dict(),
-        "alpha": _r(cronbach_alpha(matrix)),
+        "scores": distribution(totals, math.fsum(points)).to_dict(),
+        "alpha": _r(cronbach_alpha([[row[j] for j in scored] for row in matrix])),
         "tasks": [{"id": task, "items": len(indices),
-                   "alpha": _r(cronbach_alpha([[row[j] for j in indices] for row in matrix])),
-                   "scores": distribution([math.fsum(row[j] for j in indices) for row in matrix],
+                   "alpha": _r(cronbach_alpha([[row[j] for j in indices if points[j] > 0] for row in matrix])),
+                   "scores": distribution([math.fsum(row[j] for j in indices if points[j] > 0) for row in matrix],
                                           math.fsum(points[j] for j in indices)).to_dict()}
                   for task, indices in tasks.items()],
         "scenarios": [{**item.to_dict(), "task": column.task} for item, column in zip(items, columns)],
         "thresholds": {"too_easy": TOO_EASY, "too_hard": TOO_HARD, "weak_discrimination": WEAK_DISCRIMINATION},
     }
+
+
+def _passes(row: StudentRow, scenario: str) -> float:
+    return next((float(did) for column, did in zip(row.columns, row.passed) if column.id == scenario), 0.0)
 
 
 def _aligned(row: StudentRow, columns: Sequence[Column]) -> list[float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 
 import pytest
 
@@ -122,3 +123,23 @@ def test_class_statistics_over_rows_ignores_ungradable_ones():
     assert (t1["id"], t1["items"], t1["alpha"], t1["scores"]["max_score"]) == ("t1", 2, 0.0, 3)
     # Task t2 (C, D): totals 1 1 2 0 1, variance .4; item variances .24 and .24: alpha 2 (1 - .48/.4) = -0.4.
     assert t2["alpha"] == pytest.approx(-0.4)
+
+
+def test_a_scenario_worth_no_points_counts_by_its_passes_and_stays_out_of_alpha():
+    # E (no points) passed by s1, s2, s3 only: 1 1 1 0 0 against the whole totals 4 4 3 3 2.
+    rows = [_row(f"s{i}", points) for i, points in enumerate(TABLE, start=1)]
+    columns = rows[0].columns
+    zero = [StudentRow(r.student_id, r.score, r.max_score, r.error, r.has_result, (*r.columns, _column("E")),
+                       array("d", [*r.points, 0.0]), r.passed + bytes([i < 3])) for i, r in enumerate(rows)]
+    stats = class_statistics(zero, (*columns, _column("E")), {**dict(zip(IDS, POINTS)), "E": 0.0})
+    e = stats["scenarios"][-1]
+    assert e["difficulty"] == 0.6 and e["max_points"] == 0
+    # deviations: E .4 .4 .4 -.6 -.6, totals .8 .8 -.2 -.2 -1.2: cross products 1.4; squares 1.2, 2.8.
+    assert e["item_rest"] == round(1.4 / math.sqrt(1.2 * 2.8), 6)
+    assert stats["alpha"] == round(-44 / 21, 6)          # as without E
+    assert stats["scores"]["mean"] == 3.2
+
+
+def _column(item: str):
+    from grader.scoring import Column
+    return Column(item, item, "t2")
