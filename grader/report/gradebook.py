@@ -107,8 +107,12 @@ def _one_decimal(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def _guard(text: str) -> str:
+def spreadsheet_safe(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula."""
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+_guard = spreadsheet_safe
 
 
 def _number(value: float | None) -> str:
