@@ -170,7 +170,32 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
+        from grader.reporting import write_report
+        click.echo(f"\nReport: {write_report(out).html}")
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
+
+
+@main.command()
+@click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the HTML report. Default: OUT/report.html.")
+@click.option("--with-students", is_flag=True,
+              help="Also write each student's feedback page, OUT/students/<id>.html, and a table linking to them.")
+@click.pass_context
+def report(context: click.Context, out: Path, html_path: Path | None, with_students: bool) -> None:
+    """Write the class report of OUT (a grader grade output folder) from its stored results.
+
+    One self-contained HTML file (plots, statistics, misconceptions; readable offline), every table
+    as CSV in OUT/report/, and on request the students' pages. Nothing is regraded.
+    """
+    with _errors_to_exit_codes(context):
+        from grader.reporting import write_report
+
+        if html_path is not None:
+            _writable(html_path, "--out")
+        files = write_report(out, html_path=html_path, with_students=with_students)
+        click.echo(f"Report: {files.html}\nTables: {files.tables}/*.csv"
+                   + (f"\nStudents' pages: {files.students}/" if files.students else ""))
 
 
 @main.command("gradescope-package")
