@@ -14,11 +14,21 @@ from pathlib import Path
 import grader
 from grader.class_data import ClassData, build_class, result_of
 from grader.class_stats import class_statistics
+from grader.errors import UsageError
 from grader.outdir import REPORT_FILE, OutputFolder
+from grader.report import lms_gradebooks
 from grader.report.class_html import render_report
 from grader.report.class_tables import report_tables
 from grader.report.json_report import hidden_shown_as
+from grader.report.lms_gradebooks import (
+    Gradebook,
+    GradebookOptions,
+    LmsFormat,
+    MoodleIdentity,
+    canvas_column_problem,
+)
 from grader.report.student_html import render_student_page
+from grader.roster import read_roster
 
 
 @dataclass(frozen=True)
@@ -76,3 +86,33 @@ def _relative(path: Path, start: Path) -> str:
     """``path`` relative to the folder ``start``, as a URL path ending in '/'."""
     relative = os.path.relpath(path.resolve(), start.resolve())
     return "" if relative == "." else relative.replace(os.sep, "/") + "/"
+
+
+def gradebook_options(canvas_column: str | None, roster: Path | None, moodle_identity: str) -> GradebookOptions:
+    """The options of the LMS gradebooks, the roster file read (a UsageError when it cannot be)."""
+    if canvas_column is not None:
+        problem = canvas_column_problem(canvas_column)
+        if problem:
+            raise UsageError(problem)
+    read = None
+    if roster is not None:
+        try:
+            text = roster.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"--roster {roster}: cannot be read ({error}); export it again as CSV (UTF-8)") from None
+        read = read_roster(text, str(roster))
+    return GradebookOptions(canvas_column, MoodleIdentity(moodle_identity), read)
+
+
+def write_gradebooks(out: Path, formats: list[LmsFormat], options: GradebookOptions,
+                     now: datetime | None = None, data: ClassData | None = None) -> list[tuple[Path, Gradebook]]:
+    """Write each of ``formats``' gradebook into ``out`` (``canvas.csv``, ``moodle.csv``,
+    ``lti-scores.jsonl``), from its stored results."""
+    data = data or load_class(out)
+    folder = OutputFolder(out)
+    when = (now or datetime.now(UTC)).astimezone(UTC)
+    written = []
+    for lms in formats:
+        book = lms_gradebooks.render(data, lms, options, when)
+        written.append((folder.save_text(lms.file_name, book.text), book))
+    return written
