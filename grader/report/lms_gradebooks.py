@@ -239,4 +239,4 @@ def _feedback(student: StudentRecord, html: bool) -> str:
     else:
         text = (f"{points(row.score)}/{points(row.max_score or 0)} points, {sum(row.passed)} of {len(row.passed)} "
                 "scenarios passed")
-    return escape(text) if html else text
+    return escape(text, quote=False) if html else text

@@ -87,7 +87,8 @@ def horizontal_bars(plot_id: str, title: str, description: str, bars: Sequence[t
             out.append(f'<text x="{left}" y="{_n(y + 12)}">{escape(shown)}{tip}</text>')
         else:
             out.append(f'<text x="{_n(left - 6)}" y="{_n(bar_y + 11)}" text-anchor="end">{escape(shown)}{tip}</text>')
-        out.append(f'<rect x="{left}" y="{_n(bar_y)}" width="{_n(w)}" height="14" fill="{BAR}">'
+        out.append(f'<rect x="{left}" y="{_n(bar_y)}" width="{_n(w)}" height="14" fill="{BAR}" '
+                   f'data-label="{escape(label)}" data-value="{_n(value)}">'
                    f"<title>{escape(label)}: {escape(text)}</title></rect>")
         out.append(f'<text x="{_n(left + w + 4)}" y="{_n(bar_y + 11)}">{escape(text)}</text>')
     axis_y = top + row * len(bars) + 4
