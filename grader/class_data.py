@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from grader.lms_names import Identity, NameSystem
-from grader.results import Status, SubmissionResult
+from grader.results import ProvidedChange, Status, SubmissionResult
 from grader.scoring import Column, StudentRow, summarize
 
 UNREADABLE = "its result file cannot be read (damaged or from another grader); rerun grader grade with --force"
@@ -40,14 +40,6 @@ class TaskInfo:
     id: str
     title: str
     max_score: float
-
-
-@dataclass(frozen=True)
-class ProvidedChange:
-    """A part of the provided engine a submission changed (results of schema version 2 record it)."""
-
-    name: str                             # "Tensor.backward"
-    lines: tuple[int, int] | None = None  # first and last line in the submission
 
 
 @dataclass(frozen=True)
@@ -87,7 +79,7 @@ class ClassData:
 
     @property
     def columns(self) -> tuple[Column, ...]:
-        return tuple(Column(s.id, s.title, s.task) for s in self.scenarios)
+        return tuple(Column(s.id, s.title, s.task, s.max_points) for s in self.scenarios)
 
     def identity(self, student_id: str) -> Identity:
         return self.identities.get(student_id) or Identity(NameSystem.PLAIN, student_id)
@@ -152,21 +144,8 @@ def _record(student_id: str, result: SubmissionResult | None, document: dict, mo
             found.append((i, sys.intern(scenario.feedback.misconception)))
     return StudentRecord(StudentRow.of(student_id, result, None), tuple(statuses), tuple(durations), tuple(found),
                          tuple(sys.intern(level) for level in result.isolation),
-                         _provided_changes(document.get("provided_changes")), modified)
-
-
-def _provided_changes(value: object) -> tuple[ProvidedChange, ...] | None:
-    """The optional ``provided_changes`` field: a list of ``{"name", "lines": [first, last]}``."""
-    if not isinstance(value, list):
-        return None
-    changes = []
-    for item in value:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            lines = item.get("lines")
-            span = (int(lines[0]), int(lines[1])) if (isinstance(lines, list) and len(lines) == 2
-                                                      and all(isinstance(n, int) for n in lines)) else None
-            changes.append(ProvidedChange(item["name"], span))
-    return tuple(changes)
+                         # Results before schema version 2 do not record provided_changes at all.
+                         result.provided_changes if "provided_changes" in document else None, modified)
 
 
 def _scenarios(results: list[SubmissionResult], summary: dict) -> tuple[ScenarioInfo, ...]:

@@ -129,9 +129,9 @@ def _provided(data: ClassData) -> Table:
     recorded, changed = provided_changes(data)
     caption = ("Submissions that changed the provided engine, and what" if recorded else
                "Changes to the provided engine: not recorded (results before schema version 2 do not record them)")
-    rows: list[tuple[Cell, ...]] = [(student, change.name, *(change.lines or (None, None)))
+    rows: list[tuple[Cell, ...]] = [(student, change.name, change.kind, change.first_line, change.last_line)
                                     for student, changes in changed for change in changes]
-    return Table("provided_changes", caption, (("student_id", Kind.TEXT), ("changed", Kind.TEXT),
+    return Table("provided_changes", caption, (("student_id", Kind.TEXT), ("part", Kind.TEXT), ("kind", Kind.TEXT),
                                                ("first_line", Kind.COUNT), ("last_line", Kind.COUNT)), rows)
 
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import click
 
-from grader.report.text import STATUS_WORDS, Style, explain, import_output, one_line, plain, points
+from grader.report.text import (
+    STATUS_WORDS,
+    Style,
+    engine_may_be_the_cause,
+    explain,
+    import_output,
+    one_line,
+    plain,
+    points,
+    provided_notice,
+)
 from grader.results import SubmissionResult
 
 WIDTH = 78
@@ -27,6 +37,9 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
                    f"timings: " + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
     if result.error:
         out += ["", style("This submission could not be graded:", "fail"), _indent(result.error)]
+    notice = provided_notice(result)
+    if notice:
+        out += ["", style(notice, "bold")]
     printed = import_output(result)
     if printed:
         out += ["", printed]
@@ -38,7 +51,7 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
             task = next((t.title for t in result.tasks if t.id == scenario.task), scenario.task)
             out.append(style(f"-- {scenario.id}: {scenario.title}", "fail"))
             out.append(style(f"   ({task}; {points(scenario.max_points)} points)", "dim"))
-            out.append(_indent(explain(scenario, style)))
+            out.append(_indent(explain(scenario, style, engine_changed=engine_may_be_the_cause(result, scenario))))
             out.append("")
     out.append(_footer(result, style))
     return "\n".join(out) + "\n"
