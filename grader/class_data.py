@@ -17,7 +17,7 @@ import statistics
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from grader.lms_names import Identity, NameSystem
 from grader.results import ProvidedChange, Status, SubmissionResult
@@ -68,6 +68,7 @@ class ClassData:
     students: list[StudentRecord]                               # sorted by student id
     ignored: list[dict] = field(default_factory=list)           # summary.json's: {path, why}
     identities: dict[str, Identity] = field(default_factory=dict)
+    views: dict[str, object] = field(default_factory=dict, repr=False, compare=False)   # computed once each
 
     @property
     def rows(self) -> list[StudentRow]:
@@ -91,31 +92,54 @@ class ClassData:
 
 def build_class(documents: Iterable[tuple[str, dict, float | None]], summary: dict,
                 identities: dict[str, Identity] | None = None) -> ClassData:
-    """The class from its result documents ``(student_id, document, modified)`` and its summary.
-    A document that is not a result becomes an error row saying so; students in the summary's
-    ``ungradable`` list without a result get their error row from it."""
-    parsed: list[tuple[str, SubmissionResult | None, dict, float | None]] = []
-    for student_id, document, modified in documents:
-        parsed.append((student_id, result_of(document), document, modified))
-    results = [result for _, result, _, _ in parsed if result is not None]
-    scenarios = _scenarios(results, summary)
-    index = {scenario.id: i for i, scenario in enumerate(scenarios)}
+    """The class from its result documents ``(student_id, document, modified)``, read one at a
+    time and dropped (a class of thousands stays small), and its summary. A document that is not
+    a result becomes an error row saying so; students in the summary's ``ungradable`` list
+    without a result get their error row from it. Scenarios are in the order the results list
+    them (the assignment's), a scenario only some results have after the others."""
+    order: dict[str, ScenarioInfo] = {}
+    index: dict[str, int] = {}
+    lists: set[tuple[str, ...]] = set()
+    task_titles: dict[str, str] = {}
+    assignment = ""
     max_score = summary.get("max_score")
+    students = []
+    for student_id, document, modified in documents:
+        result = result_of(document)
+        if result is not None:
+            assignment = assignment or result.assignment
+            ids = tuple(s.id for s in result.scenarios)
+            if ids not in lists:     # most results list the same scenarios: look at each list once
+                lists.add(ids)
+                for s in result.scenarios:
+                    if s.id not in order:
+                        index[s.id] = len(order)
+                        order[s.id] = ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value)
+                for task in result.tasks:
+                    task_titles.setdefault(task.id, task.title)
+        students.append(_record(student_id, result, "provided_changes" in document, modified, index, max_score))
+    _add_summary_scenarios(order, summary)
+    scenarios = tuple(order.values())
     if max_score is None:
         max_score = math.fsum(scenario.max_points for scenario in scenarios)
-    students = [_record(student_id, result, document, modified, index, max_score)
-                for student_id, result, document, modified in parsed]
+    empty = (None,) * len(scenarios)
+    students = [student if len(student.statuses) == len(scenarios) else
+                replace(student, statuses=(*student.statuses, *empty)[:len(scenarios)],
+                        durations=(*student.durations, *empty)[:len(scenarios)]) for student in students]
     seen = {student.student_id for student in students}
     for entry in summary.get("ungradable") or ():
         student_id = entry.get("student_id")
         if isinstance(student_id, str) and student_id not in seen:
             seen.add(student_id)
             row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
-            students.append(StudentRecord(row, (None,) * len(scenarios), (None,) * len(scenarios), ()))
+            students.append(StudentRecord(row, empty, empty, ()))
     students.sort(key=lambda student: student.student_id)
-    return ClassData(str(summary.get("assignment") or (results[0].assignment if results else "")),
-                     str(summary.get("title") or ""), summary.get("seed"), float(max_score), scenarios,
-                     _tasks(results, scenarios), students, list(summary.get("ignored") or ()), dict(identities or {}))
+    tasks = tuple(TaskInfo(task, task_titles.get(task, task),
+                           math.fsum(s.max_points for s in scenarios if s.task == task))
+                  for task in dict.fromkeys(s.task for s in scenarios))
+    return ClassData(str(summary.get("assignment") or assignment), str(summary.get("title") or ""),
+                     summary.get("seed"), float(max_score), scenarios, tasks, students,
+                     list(summary.get("ignored") or ()), dict(identities or {}))
 
 
 def result_of(document: dict) -> SubmissionResult | None:
@@ -126,8 +150,8 @@ def result_of(document: dict) -> SubmissionResult | None:
         return None
 
 
-def _record(student_id: str, result: SubmissionResult | None, document: dict, modified: float | None,
-            index: dict[str, int], max_score: float) -> StudentRecord:
+def _record(student_id: str, result: SubmissionResult | None, recorded_changes: bool, modified: float | None,
+            index: dict[str, int], max_score: float | None) -> StudentRecord:
     empty = (None,) * len(index)
     if result is None:
         return StudentRecord(StudentRow.of(student_id, None, UNREADABLE, max_score), empty, empty, (), (), None,
@@ -145,37 +169,32 @@ def _record(student_id: str, result: SubmissionResult | None, document: dict, mo
     return StudentRecord(StudentRow.of(student_id, result, None), tuple(statuses), tuple(durations), tuple(found),
                          tuple(sys.intern(level) for level in result.isolation),
                          # Results before schema version 2 do not record provided_changes at all.
-                         result.provided_changes if "provided_changes" in document else None, modified)
+                         result.provided_changes if recorded_changes else None, modified)
 
 
-def _scenarios(results: list[SubmissionResult], summary: dict) -> tuple[ScenarioInfo, ...]:
-    """In assignment order: the first error-free result's, then any other result's new ones, then
-    the summary's (a batch where nothing could be graded)."""
-    order: dict[str, ScenarioInfo] = {}
-    for result in sorted(results, key=lambda result: result.error is not None):
-        for s in result.scenarios:
-            order.setdefault(s.id, ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value))
+def _add_summary_scenarios(order: dict[str, ScenarioInfo], summary: dict) -> None:
+    """The summary's scenarios no result lists (a batch where nothing could be graded)."""
     points = {s.get("id"): s.get("max_points") for s in (summary.get("statistics") or {}).get("scenarios", ())}
     for s in summary.get("scenarios") or ():
         if s.get("id") not in order:
             order[s["id"]] = ScenarioInfo(s["id"], s.get("title", ""), s.get("task", ""),
                                           float(points.get(s["id"]) or 0.0), "public")
-    return tuple(order.values())
-
-
-def _tasks(results: list[SubmissionResult], scenarios: tuple[ScenarioInfo, ...]) -> tuple[TaskInfo, ...]:
-    titles: dict[str, str] = {}
-    for result in results:
-        for task in result.tasks:
-            titles.setdefault(task.id, task.title)
-    order = list(dict.fromkeys(s.task for s in scenarios))
-    return tuple(TaskInfo(task, titles.get(task, task), math.fsum(s.max_points for s in scenarios if s.task == task))
-                 for task in order)
 
 
 # --------------------------------------------------------------------------- views
 
 
+def _once(view):
+    """A view is computed once per class (the tables and the page both show it)."""
+    def cached(data: ClassData):
+        if view.__name__ not in data.views:
+            data.views[view.__name__] = view(data)
+        return data.views[view.__name__]
+    cached.__name__, cached.__doc__ = view.__name__, view.__doc__
+    return cached
+
+
+@_once
 def status_mix(data: ClassData) -> list[Counter]:
     """Per scenario, how many graded submissions ended in each status."""
     mix: list[Counter] = [Counter() for _ in data.scenarios]
@@ -193,6 +212,7 @@ class Misconception:
     scenarios: tuple[tuple[str, int], ...]  # (scenario id, submissions showing it there), most first
 
 
+@_once
 def misconceptions(data: ClassData) -> list[Misconception]:
     """Every misconception a failure named, with how many submissions showed it and where; most first."""
     students: Counter = Counter()
@@ -216,6 +236,7 @@ class Runtime:
     max: float | None
 
 
+@_once
 def runtimes(data: ClassData) -> list[Runtime]:
     """Per scenario, the wall-clock durations of its runs in graded submissions (seconds)."""
     times: list[list[float]] = [[] for _ in data.scenarios]

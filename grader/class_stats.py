@@ -85,7 +85,7 @@ def distribution(scores: Sequence[float], max_score: float) -> Distribution:
     n = len(scores)
     if not n:
         return Distribution(0, None, None, None, None, None, 0, 0, max_score)
-    return Distribution(n, statistics.fmean(scores), statistics.stdev(scores) if n > 1 else None,
+    return Distribution(n, statistics.fmean(scores), math.sqrt(_sum_of_squares(scores) / (n - 1)) if n > 1 else None,
                         statistics.median(scores), min(scores), max(scores),
                         sum(1 for s in scores if _close(s, 0.0)), sum(1 for s in scores if _close(s, max_score)),
                         max_score)
@@ -114,10 +114,11 @@ def cronbach_alpha(matrix: Sequence[Sequence[float]]) -> float | None:
         return None
     k = len(matrix[0])
     # Population variances throughout: alpha is a ratio of variances, the same with n or n - 1.
-    total_variance = statistics.pvariance([math.fsum(row) for row in matrix])
+    n = len(matrix)
+    total_variance = _sum_of_squares([math.fsum(row) for row in matrix]) / n
     if total_variance <= 0:
         return None
-    item_variances = math.fsum(statistics.pvariance([row[j] for row in matrix]) for j in range(k))
+    item_variances = math.fsum(_sum_of_squares([row[j] for row in matrix]) / n for j in range(k))
     return k / (k - 1) * (1 - item_variances / total_variance)
 
 
@@ -135,6 +136,13 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
         return None
     r = math.fsum(a * b for a, b in zip(dx, dy)) / math.sqrt(sxx * syy)
     return max(-1.0, min(1.0, r))
+
+
+def _sum_of_squares(values: Sequence[float]) -> float:
+    """The sum of squared deviations from the mean (in floats: statistics.pvariance's exact
+    fractions take seconds on a class of thousands)."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((value - mean) ** 2 for value in values)
 
 
 def _flags(difficulty: float | None, item_rest: float | None) -> tuple[Flag, ...]:

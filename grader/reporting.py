@@ -6,6 +6,7 @@ sharded batches): nothing is regraded, everything comes from the stored results.
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,7 +43,15 @@ def load_class(out: Path) -> ClassData:
     """The class of the output folder ``out``, from its results, summary and identities."""
     folder = OutputFolder(out)
     summary = folder.summary()
-    return build_class(folder.documents(), summary, folder.identities())
+    # Reading thousands of results makes millions of objects that all stay alive: the cyclic
+    # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return build_class(folder.documents(), summary, folder.identities())
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def write_report(out: Path, *, html_path: Path | None = None, with_students: bool = False,
