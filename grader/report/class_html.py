@@ -50,7 +50,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}
 th button{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer}
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{color:#555;font-size:.9rem}
 .explain{background:#f6f8fa;border-left:4px solid #0072B2;padding:.4rem .8rem}
-.flag{color:#a40000;font-weight:600}.csv{font-size:.85rem;color:#555}
+.pair{display:flex;flex-wrap:wrap;gap:0 2.5rem;align-items:flex-start}.pair caption{max-width:16rem}
+.csv{font-size:.85rem;color:#555}
 @media print{nav,.csv{display:none}body{max-width:none}h2{break-after:avoid}
 figure,tr{break-inside:avoid}*{print-color-adjust:exact;-webkit-print-color-adjust:exact}}
 """
@@ -141,7 +142,7 @@ def _scores(data: ClassData, tables: dict[str, Table]) -> str:
         f"{_num(data.max_score / max(len(bins), 1))} points: "
         + "; ".join(f"{_num(lo)} to {_num(hi)}: {count}" for lo, hi, count in bins) + ".",
         [(f"{_num(lo)}–{_num(hi)}", count) for lo, hi, count in bins], "score (points)")
-    body += _table(tables["scores"]) + _table(tables["histogram"])
+    body += f'<div class="pair">{_table(tables["scores"])}{_table(tables["histogram"])}</div>'
     if tables["ungradable"].rows:
         body += _table(tables["ungradable"])
     if tables["ignored"].rows:
