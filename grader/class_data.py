@@ -92,54 +92,73 @@ class ClassData:
 
 def build_class(documents: Iterable[tuple[str, dict, float | None]], summary: dict,
                 identities: dict[str, Identity] | None = None) -> ClassData:
-    """The class from its result documents ``(student_id, document, modified)``, read one at a
-    time and dropped (a class of thousands stays small), and its summary. A document that is not
-    a result becomes an error row saying so; students in the summary's ``ungradable`` list
-    without a result get their error row from it. Scenarios are in the order the results list
-    them (the assignment's), a scenario only some results have after the others."""
-    order: dict[str, ScenarioInfo] = {}
-    index: dict[str, int] = {}
-    lists: set[tuple[str, ...]] = set()
-    task_titles: dict[str, str] = {}
-    assignment = ""
-    max_score = summary.get("max_score")
-    students = []
+    """The class from its result documents ``(student_id, document, modified)`` and its summary
+    (see :class:`ClassBuilder`)."""
+    builder = ClassBuilder(summary, identities)
     for student_id, document, modified in documents:
+        builder.add(student_id, document, modified)
+    return builder.build()
+
+
+class ClassBuilder:
+    """A class built from its result documents one at a time (each dropped once added, so a class
+    of thousands stays small), then from its summary. A document that is not a result becomes an
+    error row saying so; students in the summary's ``ungradable`` list without a result get their
+    error row from it. Scenarios are in the order the results list them (the assignment's), a
+    scenario only some results have after the others."""
+
+    def __init__(self, summary: dict, identities: dict[str, Identity] | None = None):
+        self.summary, self.identities = summary, dict(identities or {})
+        self.order: dict[str, ScenarioInfo] = {}
+        self.index: dict[str, int] = {}
+        self.lists: set[tuple[str, ...]] = set()
+        self.task_titles: dict[str, str] = {}
+        self.assignment = ""
+        self.students: list[StudentRecord] = []
+
+    def add(self, student_id: str, document: dict, modified: float | None) -> SubmissionResult | None:
+        """Add a student's stored document; returns the result it holds (None: it holds none)."""
         result = result_of(document)
         if result is not None:
-            assignment = assignment or result.assignment
+            self.assignment = self.assignment or result.assignment
             ids = tuple(s.id for s in result.scenarios)
-            if ids not in lists:     # most results list the same scenarios: look at each list once
-                lists.add(ids)
+            if ids not in self.lists:     # most results list the same scenarios: look at each list once
+                self.lists.add(ids)
                 for s in result.scenarios:
-                    if s.id not in order:
-                        index[s.id] = len(order)
-                        order[s.id] = ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value)
+                    if s.id not in self.order:
+                        self.index[s.id] = len(self.order)
+                        self.order[s.id] = ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value)
                 for task in result.tasks:
-                    task_titles.setdefault(task.id, task.title)
-        students.append(_record(student_id, result, "provided_changes" in document, modified, index, max_score))
-    _add_summary_scenarios(order, summary)
-    scenarios = tuple(order.values())
-    if max_score is None:
-        max_score = math.fsum(scenario.max_points for scenario in scenarios)
-    empty = (None,) * len(scenarios)
-    students = [student if len(student.statuses) == len(scenarios) else
-                replace(student, statuses=(*student.statuses, *empty)[:len(scenarios)],
-                        durations=(*student.durations, *empty)[:len(scenarios)]) for student in students]
-    seen = {student.student_id for student in students}
-    for entry in summary.get("ungradable") or ():
-        student_id = entry.get("student_id")
-        if isinstance(student_id, str) and student_id not in seen:
-            seen.add(student_id)
-            row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
-            students.append(StudentRecord(row, empty, empty, ()))
-    students.sort(key=lambda student: student.student_id)
-    tasks = tuple(TaskInfo(task, task_titles.get(task, task),
-                           math.fsum(s.max_points for s in scenarios if s.task == task))
-                  for task in dict.fromkeys(s.task for s in scenarios))
-    return ClassData(str(summary.get("assignment") or assignment), str(summary.get("title") or ""),
-                     summary.get("seed"), float(max_score), scenarios, tasks, students,
-                     list(summary.get("ignored") or ()), dict(identities or {}))
+                    self.task_titles.setdefault(task.id, task.title)
+        self.students.append(_record(student_id, result, "provided_changes" in document, modified, self.index,
+                                     self.summary.get("max_score")))
+        return result
+
+    def build(self) -> ClassData:
+        summary = self.summary
+        _add_summary_scenarios(self.order, summary)
+        scenarios = tuple(self.order.values())
+        max_score = summary.get("max_score")
+        if max_score is None:
+            max_score = math.fsum(scenario.max_points for scenario in scenarios)
+        empty = (None,) * len(scenarios)
+        students = [student if len(student.statuses) == len(scenarios) else
+                    replace(student, statuses=(*student.statuses, *empty)[:len(scenarios)],
+                            durations=(*student.durations, *empty)[:len(scenarios)]) for student in self.students]
+        seen = {student.student_id for student in students}
+        for entry in summary.get("ungradable") or ():
+            student_id = entry.get("student_id")
+            if isinstance(student_id, str) and student_id not in seen:
+                seen.add(student_id)
+                row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
+                students.append(StudentRecord(row, empty, empty, ()))
+        students.sort(key=lambda student: student.student_id)
+        tasks = tuple(TaskInfo(task, self.task_titles.get(task, task),
+                               math.fsum(s.max_points for s in scenarios if s.task == task))
+                      for task in dict.fromkeys(s.task for s in scenarios))
+        return ClassData(str(summary.get("assignment") or self.assignment), str(summary.get("title") or ""),
+                         summary.get("seed"), float(max_score), scenarios, tasks, students,
+                         list(summary.get("ignored") or ()), self.identities)
 
 
 def result_of(document: dict) -> SubmissionResult | None:

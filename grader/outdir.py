@@ -178,19 +178,9 @@ class OutputFolder:
         atomic.write_text(target, html)
         return target
 
-    def save_student_pages(self, pages: Iterable[tuple[str, str]]) -> Path:
-        """Write ``students/<student>.html`` for each ``(student_id, html)``; drop pages of students
-        no longer in the batch."""
-        folder = self.path / "students"
-        written = set()
-        for student_id, html in pages:
-            atomic.write_text(folder / f"{student_id}.html", html, durable=False)
-            written.add(f"{student_id}.html")
-        folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*.html"):
-            if stale.name not in written:
-                stale.unlink(missing_ok=True)
-        return folder
+    def student_pages(self) -> StudentPages:
+        """A writer of ``students/<student>.html`` (see :class:`StudentPages`)."""
+        return StudentPages(self.path / "students")
 
     def save_text(self, name: str, text: str) -> Path:
         """Write a derived file at the top of the folder (an LMS gradebook)."""
@@ -204,3 +194,33 @@ class OutputFolder:
                 result = self.stored(row.student_id)
                 if result is not None:
                     yield row.student_id, result
+
+
+class StudentPages:
+    """Writes students' pages into a folder, each atomically, and only those whose text changed:
+    replacing an existing file makes ext4 flush it to disk (auto_da_alloc), which for thousands of
+    pages takes far longer than rendering them, and a rerun renders the same bytes. ``finish()``
+    removes the pages of students no longer in the batch."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.written: set[str] = set()
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic.remove_leftovers(folder)
+
+    def write(self, student_id: str, html: str) -> None:
+        path = self.folder / f"{student_id}.html"
+        self.written.add(path.name)
+        try:
+            if path.read_text(encoding="utf-8") == html:
+                return
+        except (OSError, UnicodeDecodeError):
+            pass
+        # Not synced to disk: a page is made again from the results by the next grader report.
+        atomic.write_text(path, html, durable=False)
+
+    def finish(self) -> Path:
+        for stale in self.folder.glob("*.html"):
+            if stale.name not in self.written:
+                stale.unlink(missing_ok=True)
+        return self.folder

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import grader
-from grader.class_data import ClassData, build_class, result_of
+from grader.class_data import UNREADABLE, ClassBuilder, ClassData
 from grader.class_stats import class_statistics
 from grader.errors import UsageError
 from grader.outdir import REPORT_FILE, OutputFolder
@@ -29,6 +30,7 @@ from grader.report.lms_gradebooks import (
     canvas_column_problem,
 )
 from grader.report.student_html import render_student_page
+from grader.results import SubmissionResult
 from grader.roster import read_roster
 
 
@@ -39,19 +41,25 @@ class ReportFiles:
     students: Path | None        # the folder of students' pages, when asked for
 
 
-def load_class(out: Path) -> ClassData:
-    """The class of the output folder ``out``, from its results, summary and identities."""
+def load_class(out: Path, on_result: Callable[[str, SubmissionResult | None, dict], None] | None = None) -> ClassData:
+    """The class of the output folder ``out``, from its results, summary and identities;
+    ``on_result(student_id, result, document)`` is called for each stored result as it is read
+    (None when the document holds no result), so that a caller needing each result reads it once."""
     folder = OutputFolder(out)
-    summary = folder.summary()
+    builder = ClassBuilder(folder.summary(), folder.identities())
     # Reading thousands of results makes millions of objects that all stay alive: the cyclic
     # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return build_class(folder.documents(), summary, folder.identities())
+        for student_id, document, modified in folder.documents():
+            result = builder.add(student_id, document, modified)
+            if on_result is not None:
+                on_result(student_id, result, document)
     finally:
         if collecting:
             gc.enable()
+    return builder.build()
 
 
 def write_report(out: Path, *, html_path: Path | None = None, with_students: bool = False,
@@ -59,36 +67,35 @@ def write_report(out: Path, *, html_path: Path | None = None, with_students: boo
     """Write ``out``'s report (``OUT/report.html``, or ``html_path``), its tables
     (``OUT/report/*.csv``) and, ``with_students``, the students' pages (``OUT/students/``)."""
     folder = OutputFolder(out)
-    data = load_class(out)
+    pages = folder.student_pages() if with_students else None
+    title = str(folder.summary().get("title") or "")
+    identities = folder.identities() if with_students else {}
+
+    def page(student_id: str, result: SubmissionResult | None, document: dict) -> None:
+        if pages is not None and result is not None:
+            name = identities[student_id].display_name if student_id in identities else student_id
+            pages.write(student_id, render_student_page(student_id, result, display_name=name, title=title,
+                                                        hidden_shown_to=hidden_shown_as(document)))
+
+    data = load_class(out, page)
     stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
     tables = report_tables(data, stats, with_students)
     target = html_path or out / REPORT_FILE
     when = (now or datetime.now(UTC)).astimezone(UTC)
-    html = render_report(data, stats, tables=tables, generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader "
-                                                f"{grader.__version__} from the results in {out.name or out}.",
+    html = render_report(data, stats, tables=tables,
+                         generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader {grader.__version__} "
+                                   f"from the results in {out.name or out}.",
                          with_students=with_students,
                          students_href=_relative(out / "students", target.parent),
                          csv_href=_relative(out / "report", target.parent))
     folder.save_report(html, ((t.name, t.header, t.csv_rows()) for t in tables.values()), target)
-    students = folder.save_student_pages(_student_pages(folder, data)) if with_students else None
-    return ReportFiles(target, out / "report", students)
-
-
-def _student_pages(folder: OutputFolder, data: ClassData):
-    """``(student_id, page)`` for every student, reading the results again one at a time."""
-    with_result = set()
-    for student_id, document, _ in folder.documents():
-        result = result_of(document)
-        if result is None:
-            continue
-        with_result.add(student_id)
-        yield student_id, render_student_page(student_id, result, display_name=data.identity(student_id).display_name,
-                                              title=data.title, hidden_shown_to=hidden_shown_as(document))
-    for student in data.students:
-        if student.student_id not in with_result:
-            yield student.student_id, render_student_page(
-                student.student_id, None, display_name=data.identity(student.student_id).display_name,
-                title=data.title, error=student.row.error)
+    if pages is not None:
+        for student in data.students:      # those without a readable result: their error row
+            if not student.row.has_result or student.row.error == UNREADABLE:
+                pages.write(student.student_id, render_student_page(
+                    student.student_id, None, display_name=data.identity(student.student_id).display_name,
+                    title=data.title, error=student.row.error))
+    return ReportFiles(target, out / "report", pages.finish() if pages is not None else None)
 
 
 def _relative(path: Path, start: Path) -> str:
