@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from grader.report.text import STATUS_WORDS, explain, import_output, points
-from grader.results import SubmissionResult
+from grader.results import SubmissionResult, TaskScore
 from grader.visibility import ShownTo, Visibility
 
 STYLE = """
@@ -57,7 +57,11 @@ def render_student_page(student_id: str, result: SubmissionResult | None, *, dis
         out.append("<h2>Likely misconceptions</h2><ul>" + "".join(
             f"<li>{escape(text)} <small>(seen in: {escape('; '.join(titles))})</small></li>"
             for text, titles in found.items()) + "</ul>")
-    for task in result.tasks:
+    listed = {task.id for task in result.tasks}
+    tasks = [*result.tasks, *(TaskScore(task, task, sum(s.points for s in shown if s.task == task),
+                                        sum(s.max_points for s in shown if s.task == task))
+                              for task in dict.fromkeys(s.task for s in shown) if task not in listed)]
+    for task in tasks:
         mine = [s for s in shown if s.task == task.id]
         if not mine:
             continue
