@@ -52,7 +52,9 @@ figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{color:#555
 .explain{background:#f6f8fa;border-left:4px solid #0072B2;padding:.4rem .8rem}
 .pair{display:flex;flex-wrap:wrap;gap:0 2.5rem;align-items:flex-start}.pair caption{max-width:16rem}
 .csv{font-size:.85rem;color:#555}
-@media print{nav,.csv{display:none}body{max-width:none}h2{break-after:avoid}
+.wide{overflow-x:auto}
+@media print{nav,.csv{display:none}body{max-width:none;padding:0}h2{break-after:avoid}.wide{overflow:visible}
+table{font-size:.68rem}th,td{padding:.1rem .25rem}
 figure,tr{break-inside:avoid}*{print-color-adjust:exact;-webkit-print-color-adjust:exact}}
 """
 
@@ -269,9 +271,9 @@ def _table(table: Table, sortable: bool = False, link=None) -> str:
             cells.append(f"<td{attributes}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     classes = ' class="sortable"' if sortable else ""
-    return (f'<table id="table-{table.name}"{classes}><caption>{escape(table.caption)} '
+    return (f'<div class="wide"><table id="table-{table.name}"{classes}><caption>{escape(table.caption)} '
             f'<span class="csv">({table.name}.csv)</span></caption><thead><tr>{head}</tr></thead><tbody>'
-            + "\n".join(body) + "</tbody></table>")
+            + "\n".join(body) + "</tbody></table></div>")
 
 
 def _bins(values: Sequence[float], maximum: float, count: int = 10) -> list[tuple[str, int]]:
