@@ -60,18 +60,36 @@ def import_output(result: SubmissionResult) -> str:
     return "\n".join(lines)
 
 
+SHOWN_CHANGES = 5  # parts of the provided engine named; the others counted
+
+
+def holds_no_engine(result: SubmissionResult) -> bool:
+    """The file lacks every part of the provided engine: empty, or not the exercise's file at all."""
+    changes = result.provided_changes
+    return len(changes) >= 3 and all(change.kind == "removed" for change in changes)
+
+
 def provided_notice(result: SubmissionResult) -> str:
     """What the submission changed of the provided engine, and what to do ("" when nothing)."""
     if not result.provided_changes:
         return ""
+    name = result.submission.replace("\\", "/").rsplit("/", 1)[-1]
+    if holds_no_engine(result):
+        return (f"{name} holds none of the exercise's provided engine (its Tensor, GradientTape, ...): it is "
+                "empty, or another file. Start from the autodiff.py you were handed and fill in the tasks.")
     named = []
-    for change in result.provided_changes:
+    for change in result.provided_changes[:SHOWN_CHANGES]:
         if change.kind == "removed":
             named.append(f"removed `{change.name}`")
+        elif change.where is not None:
+            named.append(f"`{change.name}` ({change.where})")
         elif change.first_line == change.last_line:
             named.append(f"`{change.name}` (line {change.first_line})")
         else:
             named.append(f"`{change.name}` (lines {change.first_line}-{change.last_line})")
+    more = len(result.provided_changes) - len(named)
+    if more:
+        named.append(f"{more} more part{'s' * (more != 1)}")
     listed = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
     return (f"You changed the provided engine: {listed}. The tasks are graded with the engine as shipped in "
             "mind; restore it (copy it back from the handout) unless the exercise asks you to change it.")
@@ -80,6 +98,14 @@ def provided_notice(result: SubmissionResult) -> str:
 def engine_may_be_the_cause(result: SubmissionResult, scenario: ScenarioResult) -> bool:
     """A task scenario that did not pass while the provided engine was changed."""
     return bool(result.provided_changes) and not scenario.passed and scenario.max_points > 0
+def not_graded(result: SubmissionResult) -> str:
+    """What the submission's format left out (a notebook's magics, demonstration code), one line
+    each under a heading ("" when nothing)."""
+    if not result.warnings:
+        return ""
+    count = len(result.warnings)
+    return "\n".join([f"{count} part{'s' * (count != 1)} of the file {'are' if count != 1 else 'is'} not graded "
+                      f"(they run in Jupyter only):", *(f"    {warning}" for warning in result.warnings)])
 
 
 def one_line(result: SubmissionResult) -> str:
