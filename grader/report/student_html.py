@@ -46,6 +46,11 @@ def render_student_page(student_id: str, result: SubmissionResult | None, *, dis
                f"{passed} of {len(shown)} scenarios passed.</p>")
     if result.error:
         out.append(f"<p class=\"notpassed\">Your submission could not be graded:</p><pre>{escape(result.error)}</pre>")
+    if result.warnings:
+        out.append(f"<details><summary>{len(result.warnings)} part{'s' * (len(result.warnings) != 1)} of your "
+                   "submission not graded</summary><ul>"
+                   + "".join(f"<li><code>{escape(warning)}</code></li>" for warning in result.warnings)
+                   + "</ul></details>")
     printed = import_output(result)
     if printed:
         out.append(f"<details><summary>Printed while importing</summary><pre>{escape(printed)}</pre></details>")
