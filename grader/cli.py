@@ -22,6 +22,7 @@ from grader import __version__
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
 
 if TYPE_CHECKING:
+    from grader.report.lms_gradebooks import GradebookOptions
     from grader.sandbox.launcher import Sandbox
     from grader.sandbox.spawn import Warden
 
@@ -280,7 +281,7 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
         click.echo(f"Score: {document['score']:g}")
 
 
-def _write_gradebooks(out: Path, output_formats: tuple[str, ...], options) -> None:
+def _write_gradebooks(out: Path, output_formats: tuple[str, ...], options: GradebookOptions) -> None:
     """Write the LMS gradebooks asked for, and say where, what each leaves out and why."""
     from grader.reporting import LmsFormat, write_gradebooks
 
