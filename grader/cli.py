@@ -407,12 +407,12 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
 
         from grader import atomic
         from grader.audit import console, json_report, stryker
-        from grader.audit.progress import ProgressBar
+        from grader.audit.progress import progress_bar
         from grader.audit.run import AuditOptions, run_audit
 
         options = AuditOptions(assignment_dir, solutions, mutants_path, seeds, seed, jobs or os.cpu_count() or 1,
                                None if min_score is None else min_score / 100)
-        report = run_audit(options, ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        report = run_audit(options, progress_bar(sys.stderr, live=sys.stderr.isatty()).update)
         colours = sys.stdout.isatty()
         style = (lambda text, role: click.style(text, fg={"pass": "green", "fail": "red", "warn": "yellow",
                                                           "dim": "bright_black"}.get(role),
@@ -447,13 +447,13 @@ def release(context: click.Context, assignment_dir: Path, solutions: Path | None
     with _errors_to_exit_codes(context):
         import os
 
-        from grader.audit.progress import ProgressBar
+        from grader.audit.progress import progress_bar
         from grader.release import ReleaseRefused
         from grader.release import release as build
 
         try:
             done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
-                         on_progress=ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+                         on_progress=progress_bar(sys.stderr, live=sys.stderr.isatty()).update)
         except ReleaseRefused as refused:
             click.echo(f"Refused: {out} was not written.", err=True)
             for problem in refused.problems:
