@@ -6,6 +6,8 @@ is read back on a rerun::
     gradescope/<student>.json  Gradescope's results.json per submission (with --format gradescope)
     gradebook.csv              one row per student, one column per scenario
     summary.json               class statistics
+    roster.json                what the gradebook was made of: the students, the ignored files, the columns,
+                               the shard (``grader merge`` reads it; :mod:`grader.roster`)
     .work/                     the unpacked zip, when SUBMISSIONS is one
 
 A reader (or a rerun after SIGKILL) sees each file whole or not at all.
@@ -24,11 +26,13 @@ from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.report.gradebook import write_csv
 from grader.results import SubmissionResult
+from grader.roster import Roster
 from grader.scoring import Column, StudentRow
 from grader.spec import Plan
 from grader.visibility import ShownTo
 
 STATE_FILE = "batch.json"
+ROSTER_FILE = "roster.json"
 
 
 class OutputFolder:
@@ -60,9 +64,13 @@ class OutputFolder:
             except (OSError, ValueError):
                 pass
         seed = fresh if requested is None else requested
-        atomic.write_text(state_file, json.dumps({"seed": seed, "assignment": plan.id,
-                                                  "assignment_digest": plan.digest}, indent=2) + "\n")
+        self.record_seed(plan.id, plan.digest, seed)
         return seed
+
+    def record_seed(self, assignment: str, digest: str, seed: int) -> None:
+        """Write ``batch.json``: the seed a rerun into this folder reuses."""
+        atomic.write_text(self.path / STATE_FILE, json.dumps({"seed": seed, "assignment": assignment,
+                                                              "assignment_digest": digest}, indent=2) + "\n")
 
     def stored(self, student_id: str) -> SubmissionResult | None:
         """The result stored for a student, or None when there is none (or it cannot be read)."""
@@ -103,6 +111,25 @@ class OutputFolder:
         with atomic.replacing(self.path / "gradebook.csv") as stream:
             write_csv(rows, stream, columns)
         atomic.write_text(self.path / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+    def save_roster(self, roster: Roster) -> None:
+        atomic.write_text(self.path / ROSTER_FILE, json.dumps(roster.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+    def roster(self) -> Roster | None:
+        """The roster of the last batch that finished here, or None when there is none. One that
+        cannot be read is a :class:`UsageError` saying so."""
+        path = self.path / ROSTER_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{path} cannot be read: {error}") from None
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise UsageError(f"{path} is not JSON ({error}); rerun that batch's grader grade command") from None
+        return Roster.from_dict(data, str(path))
 
     def stored_results(self, rows: Iterable[StudentRow]) -> Iterator[tuple[str, SubmissionResult]]:
         """``(student_id, result)`` for every row with a stored result, read one at a time."""
