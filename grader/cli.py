@@ -128,13 +128,19 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Grade on the workers of this Dask scheduler (tcp://HOST:8786 or tls://...) instead of "
+                   "this machine; needs the [dask] extra (docs/cluster.md).")
+@click.option("--require-isolation", metavar="LEVEL",
+              help="Refuse to grade where a sandbox reaches less than LEVEL (such as uid-drop,landlock-v6): "
+                   "a class is never graded under mixed protection.")
 @click.option("--shard", metavar="I/N",
               help="Grade only shard I of N (1 to N, by a hash of the student id: the same slice on every "
                    "machine and rerun); needs --seed. grader merge puts the shards' folders together.")
 @click.pass_context
 def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
           jobs: int | None, seed: int | None, force: bool, output_format: str, hidden_visibility: str,
-          junit: Path | None, shard: str | None) -> None:
+          junit: Path | None, scheduler: str | None, require_isolation: str | None, shard: str | None) -> None:
     """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
 
     SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
@@ -143,10 +149,12 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     error, 3 grader bug, 130 interrupted (rerun to resume).
     """
     with _errors_to_exit_codes(context):
+        import contextlib
         import os
 
         from grader.batch import BatchOptions, grade_batch
         from grader.errors import UsageError
+        from grader.isolation_level import Requirement, predicted, shown
         from grader.loading import find_solutions, load_assignment
         from grader.outdir import OutputFolder
         from grader.report.gradebook import render_summary
@@ -160,13 +168,26 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         _writable(out, "--out", folder=True)
         if junit is not None:
             _writable(junit, "--junit")
+        requirement = Requirement.parse(require_isolation) if require_isolation is not None else None
+        if scheduler is not None and jobs is not None:
+            raise UsageError("-j has no meaning with --scheduler: each worker grades as many submissions at once "
+                             "as it declares sandbox slots (dask worker --resources sandbox=N)")
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
+        if scheduler is None and requirement is not None and not requirement.met_by(predicted()):
+            raise UsageError(f"--require-isolation {requirement}: this machine's sandboxes reach "
+                             f"{shown(predicted())} (docs/security.md says how to run at a stronger level)")
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
                                gradescope=output_format == "gradescope",
                                hidden_visibility=ShownTo(hidden_visibility), shard=slice_)
-        display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
-        report = grade_batch(submissions, assignment, out, options, on_update=display.update)
-        display.stop()
+        with contextlib.ExitStack() as stack:
+            executor = None
+            if scheduler is not None:
+                from grader.cluster.executor import DaskExecutor
+                executor = stack.enter_context(DaskExecutor(assignment, scheduler, requirement))
+                executor.connect()  # every refusal before any grading
+            display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
+            report = grade_batch(submissions, assignment, out, options, on_update=display.update, executor=executor)
+            display.stop()
         if report.interrupted:
             click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
                        f"{'are' if report.graded != 1 else 'is'} saved in {out}"

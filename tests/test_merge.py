@@ -10,14 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from buggy_fixtures import BUGGY
+from classes import ASSIGNMENT, mixed_class
 
 from grader.report import class_report
 
-ROOT = Path(__file__).parent.parent
-ASSIGNMENT = ROOT / "exercises" / "autodiff"
-REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"
-STUB = ASSIGNMENT / "autodiff.py"
 GRADER = [sys.executable, "-m", "grader"]
 DERIVED = ("gradebook.csv", "summary.json")
 
@@ -30,31 +26,11 @@ def grade(submissions: Path, out: Path, *extra: str) -> subprocess.CompletedProc
     return run("grade", str(submissions), "--assignment", str(ASSIGNMENT), "--out", str(out), *extra)
 
 
-def make_class(folder: Path) -> Path:
-    """Every kind of row, spread over the three shards of 3 (erin, hank, leo / dave, kim / the rest)."""
-    folder.mkdir()
-    shutil.copy(REFERENCE, folder / "alice.py")
-    shutil.copy(BUGGY / "detach_returns_self.py", folder / "bob.py")
-    (folder / "carol.py").write_text("def detach(self)\n    return self\n")         # a syntax error
-    shutil.copy(STUB, folder / "dave.py")                                           # two submissions
-    (folder / "dave").mkdir()
-    shutil.copy(STUB, folder / "dave" / "autodiff.py")
-    (folder / "erin").mkdir()
-    shutil.copy(REFERENCE, folder / "erin" / "autodiff.py")
-    shutil.copy(STUB, folder / "hank.py")
-    shutil.copy(BUGGY / "persistent_inverted.py", folder / "kim.py")
-    shutil.copy(sorted(BUGGY.glob("*.py"))[0], folder / "leo.py")
-    shutil.copy(REFERENCE, folder / "gina.py")
-    (folder / "ivy").mkdir()                                                        # nothing inside
-    (folder / ".DS_Store").write_bytes(b"\0")                                       # ignored, by rule
-    return folder
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict[str, Path]:
     """One local run of the class and its three shards, each graded on its own, all with seed 3."""
     work = tmp_path_factory.mktemp("shards")
-    folder = make_class(work / "class")
+    folder = mixed_class(work / "class")
     outs = {"local": work / "local", **{f"{i}/3": work / f"shard{i}" for i in (1, 2, 3)}}
     done = grade(folder, outs["local"], "--seed", "3", "-j", "2")
     assert done.returncode == 1, done.stderr  # carol, dave and ivy could not be graded
@@ -68,10 +44,10 @@ def graded(tmp_path_factory) -> dict[str, Path]:
 def test_each_shard_grades_only_its_students(graded):
     students = {shard: json.loads((graded[shard] / "roster.json").read_text())["students"] for shard in
                 ("1/3", "2/3", "3/3")}
-    assert [s["id"] for s in students["1/3"]] == ["erin", "hank", "leo"]
+    assert [s["id"] for s in students["1/3"]] == ["erin", "hank", "leo", "olga"]
     assert [s["id"] for s in students["2/3"]] == ["dave", "kim"]
     assert [s["id"] for s in students["3/3"]] == ["alice", "bob", "carol", "gina", "ivy"]
-    assert sorted(p.stem for p in (graded["1/3"] / "results").glob("*.json")) == ["erin", "hank", "leo"]
+    assert sorted(p.stem for p in (graded["1/3"] / "results").glob("*.json")) == ["erin", "hank", "leo", "olga"]
     # Ignored files are nobody's: every shard lists them, and the merge lists them once.
     for shard in ("1/3", "2/3", "3/3"):
         assert json.loads((graded[shard] / "summary.json").read_text())["ignored"][0]["path"] == ".DS_Store"
@@ -81,8 +57,8 @@ def test_three_shards_merged_are_byte_identical_to_one_run(graded, tmp_path):
     merged = tmp_path / "merged"
     done = run("merge", str(graded["1/3"]), str(graded["2/3"]), str(graded["3/3"]), "--out", str(merged))
     assert done.returncode == 1, done.stderr  # like the run: some could not be graded
-    assert done.stdout.startswith(f"Merged 3 folders (10 students, seed 3) into {merged}")
-    assert "7 of 10 submissions graded, 3 could not be graded" in done.stdout
+    assert done.stdout.startswith(f"Merged 3 folders (11 students, seed 3) into {merged}")
+    assert "8 of 11 submissions graded, 3 could not be graded" in done.stdout
     for name in DERIVED:
         assert (merged / name).read_bytes() == (graded["local"] / name).read_bytes(), name
     assert sorted(p.name for p in (merged / "results").glob("*.json")) == sorted(
@@ -92,7 +68,7 @@ def test_three_shards_merged_are_byte_identical_to_one_run(graded, tmp_path):
 
     # The merged folder is an ordinary OUT: grading the class into it again regrades nothing.
     again = grade(graded["class"], merged, "-j", "2")
-    assert "Graded 0 submissions (8 unchanged since the last run) with seed 3" in again.stdout, again.stderr
+    assert "Graded 0 submissions (9 unchanged since the last run) with seed 3" in again.stdout, again.stderr
     assert (merged / "gradebook.csv").read_bytes() == (graded["local"] / "gradebook.csv").read_bytes()
 
 
