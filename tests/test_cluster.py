@@ -3,6 +3,7 @@ real CLI as its client, workers and clients killed with SIGKILL. Nothing leaves 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -58,12 +59,12 @@ def cluster():
 
 
 def grade(submissions: Path, out: Path, *extra: str, scheduler: str | None = None,
-          popen: bool = False):
+          popen: bool = False, env: dict | None = None):
     command = [*GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--out", str(out), *extra,
                *(["--scheduler", scheduler] if scheduler else [])]
     if popen:
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
 
 
 def rows(out: Path) -> dict[str, dict]:
@@ -203,8 +204,10 @@ def test_what_the_client_refuses(cluster, local_runs, tmp_path):
     done = grade(classes["mixed"], tmp_path / "b", "-j", "2", scheduler=address)
     assert done.returncode == 2 and "-j has no meaning with --scheduler" in done.stderr
 
-    done = grade(classes["mixed"], tmp_path / "c", scheduler="tcp://127.0.0.1:9")
+    impatient = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}  # Dask's own setting
+    done = grade(classes["mixed"], tmp_path / "c", scheduler="tcp://127.0.0.1:9", env=impatient)
     assert done.returncode == 2 and "cannot reach a Dask scheduler there" in done.stderr
+    assert "after 2 s" in done.stderr
 
     cluster.scheduler.allowed_failures = 3
     try:
@@ -229,3 +232,71 @@ def test_a_local_grade_never_imports_dask(tmp_path):
             "print(sorted(name for name in sys.modules if name.split('.')[0] in ('dask', 'distributed')))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def certificates(folder: Path) -> dict[str, Path]:
+    """A CA and, signed by it, a certificate for the cluster's nodes and one for the client."""
+    def openssl(*arguments: str) -> None:
+        subprocess.run(["openssl", *arguments], cwd=folder, check=True, capture_output=True)
+    folder.mkdir()
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=test-ca",
+            "-keyout", "ca-key.pem", "-out", "ca.pem")
+    for role in ("node", "client"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={role}", "-keyout", f"{role}-key.pem",
+                "-out", f"{role}.csr")
+        openssl("x509", "-req", "-in", f"{role}.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+                "-days", "1", "-out", f"{role}.pem")
+    return {name: folder / f"{name}.pem" for name in ("ca", "node", "node-key", "client", "client-key")}
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="makes its certificates with openssl")
+def test_the_documented_commands_over_tls(local_runs, tmp_path):
+    """dask scheduler and dask worker as docs/cluster.md runs them, each a process of its own (two
+    worker processes of one machine, claiming sandbox slots of their own), over TLS on loopback."""
+    classes, local = local_runs
+    tls = certificates(tmp_path / "tls")
+    environment = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
+                   "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True",
+                   "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(tls["ca"])}
+    node = ["--tls-ca-file", str(tls["ca"]), "--tls-cert", str(tls["node"]), "--tls-key", str(tls["node-key"])]
+    where = tmp_path / "scheduler.json"
+    dask = str(Path(sys.executable).parent / "dask")
+    processes = [subprocess.Popen([dask, "scheduler", "--protocol", "tls", "--host", "127.0.0.1",
+                                   "--port", "0", "--no-dashboard", "--scheduler-file", str(where), *node],
+                                  env=environment, start_new_session=True, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 60
+        while not where.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(where.read_text())["address"]
+        assert address.startswith("tls://127.0.0.1:")
+        processes.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1",
+                                           "--resources", "sandbox=1", "--no-dashboard", *node],
+                                          env=environment, start_new_session=True, stderr=subprocess.DEVNULL))
+        client = {**environment, "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(tls["client"]),
+                  "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(tls["client-key"])}
+        out = tmp_path / "out"
+        command = [*GRADER, "grade", str(classes["mixed"]), "--assignment", str(ASSIGNMENT), "--out", str(out),
+                   "--seed", "3", "--scheduler", address]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=client)
+        assert done.returncode == 1, done.stderr
+        for name in DERIVED:
+            assert (out / name).read_bytes() == (local["mixed"] / name).read_bytes(), name
+
+        command[command.index("--out") + 1] = str(tmp_path / "out2")
+        bare = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
+        assert bare.returncode == 2 and "TLS needs the cluster's CA and a client certificate" in bare.stderr
+
+        rogue = certificates(tmp_path / "rogue")  # a CA of its own: Dask's TLS checks both sides
+        stranger = {**client, "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(rogue["client"]),
+                    "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(rogue["client-key"]),
+                    "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}
+        refused = subprocess.run(command, capture_output=True, text=True, timeout=600, env=stranger)
+        assert refused.returncode == 2 and "cannot reach a Dask scheduler there" in refused.stderr, refused.stderr
+        assert not (tmp_path / "out2" / "results").exists()
+    finally:
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            process.wait(timeout=60)

@@ -26,6 +26,7 @@ their scenarios' limits, and their results are dropped.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import queue
@@ -36,8 +37,12 @@ from dataclasses import dataclass, field, replace
 from grader.errors import UsageError
 
 try:
+    import dask
+    from dask.utils import parse_timedelta
     from distributed import Client, Future
+    from distributed.comm import connect
     from distributed.scheduler import KilledWorker
+    from distributed.security import Security
 except ImportError as missing:  # the extra is not installed
     raise UsageError("--scheduler needs the dask extra: pip install 'autodiff-grader[dask]' "
                      f"({missing.name} is not installed)") from None
@@ -75,11 +80,12 @@ class DaskExecutor:
     certificates come from Dask's configuration, see docs/cluster.md)."""
 
     def __init__(self, assignment: Assignment, address: str, requirement: Requirement | None = None, *,
-                 connect_timeout: float = 30.0):
+                 connect_timeout: float | None = None):
         self.assignment = assignment
         self.address = address
         self.requirement = requirement
-        self.connect_timeout = connect_timeout
+        # Dask's own setting (distributed.comm.timeouts.connect, 30 s), unless told otherwise.
+        self.connect_timeout = connect_timeout or parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"))
         self.workers: dict[str, tuple[str, ...]] = {}   # address -> the isolation its sandboxes reach
         self.slots = 0                                  # the cluster's sandboxes: the tasks in flight
         self._client: Client | None = None
@@ -102,13 +108,9 @@ class DaskExecutor:
         :class:`~grader.errors.UsageError` saying what to change."""
         if self._client is not None:
             return
-        try:
-            self._client = Client(self.address, timeout=self.connect_timeout, set_as_default=False,
-                                  name="autodiff-grader")
-        except (OSError, TimeoutError, ValueError) as error:
-            raise UsageError(f"--scheduler {self.address}: cannot reach a Dask scheduler there ({error}); start "
-                             "one with `dask scheduler` and check the address (tcp://HOST:8786 or tls://...)") from None
-        client = self._client
+        self._reach()
+        self._client = client = Client(self.address, timeout=self.connect_timeout, set_as_default=False,
+                                       name="autodiff-grader")
         try:
             allowed = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
         except Exception as error:
@@ -137,6 +139,28 @@ class DaskExecutor:
             client.register_plugin(self._plugin, name=self._plugin.name)
         except Exception as error:
             raise UsageError(f"a worker could not load the assignment: {type(error).__name__}: {error}") from None
+
+    def _reach(self) -> None:
+        """Connect once and hang up, before a Client is made: a Client whose start failed hangs the
+        interpreter's exit for a minute, and its errors do not say what to change."""
+        security = Security()
+        certified = getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)
+        if self.address.startswith("tls://") and not certified:
+            raise UsageError(f"--scheduler {self.address}: TLS needs the cluster's CA and a client certificate in "
+                             "Dask's configuration: DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+                             "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and ..._CLIENT__KEY (docs/cluster.md)")
+
+        async def hello() -> None:
+            comm = await connect(self.address, timeout=self.connect_timeout,
+                                 **security.get_connection_args("client"))
+            await comm.close()
+
+        try:
+            asyncio.run(hello())
+        except (OSError, TimeoutError, ValueError, TypeError) as error:
+            raise UsageError(f"--scheduler {self.address}: cannot reach a Dask scheduler there ({error}); start "
+                             "one with `dask scheduler`, check the address (tcp://HOST:8786 or tls://...) and, for "
+                             "TLS, that this client's certificate is signed by the cluster's CA") from None
 
     def _refresh(self, force: bool = False) -> None:
         """Check the workers that joined since the last look; count the cluster's sandboxes."""
