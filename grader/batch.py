@@ -11,7 +11,7 @@ any moment (SIGKILL included) and rerun ends with the same gradebook as an unint
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
@@ -96,6 +96,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     on_update(progress)
 
     def finished(student_id: str, result: SubmissionResult) -> None:
+        result = replace(result, student_id=student_id)
         _render_derived(folder, student_id, result, options)
         rows[student_id] = StudentRow.of(student_id, result, None)
         progress.graded_one(below_full=result.score < result.max_score, ungradable=result.error is not None)

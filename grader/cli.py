@@ -8,6 +8,8 @@ importing what ``grade`` needs (or the other way round) on its way to the sandbo
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from dataclasses import dataclass
 from enum import IntEnum
@@ -102,9 +104,11 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             click.echo(gradescope.dumps(result), nl=False)
         else:
             from grader.report.console import render
-            colours = sys.stdout.isatty()
-            click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose), nl=False,
-                       color=colours)
+            terminal = sys.stdout.isatty()
+            colours = terminal and not os.environ.get("NO_COLOR")  # https://no-color.org
+            width = shutil.get_terminal_size((80, 24)).columns if terminal else 80
+            click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose, width=width),
+                       nl=False, color=colours)
         if junit is not None:
             _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
@@ -326,3 +330,97 @@ class _errors_to_exit_codes:
 
 def _session(context: click.Context) -> Session:
     return context.ensure_object(Session)
+
+
+# --------------------------------------------------------------------------- instructors: audit, release
+
+@main.command()
+@click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              help="The assignment folder (holding assignment.yaml). Default: the current folder.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder with hidden.yaml, the reference and mutants.yaml. "
+                   "Default: solutions/<assignment id> beside the assignment's exercises folder.")
+@click.option("--mutants", "mutants_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The named mutants. Default: mutants.yaml in the solutions folder, when there is one.")
+@click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="How many seeds the reference is graded with (flakiness, time margins).")
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True,
+              help="The first seed; the handout and the mutants are graded with it.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.option("--min-score", type=click.FloatRange(0, 100),
+              help="Fail when a task's automatic mutation score (percent) is below this.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the audit as JSON (grader/schema/audit.schema.json) to this file.")
+@click.option("--stryker", "stryker_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a mutation-testing report in Stryker's format to this file.")
+@click.option("--no-matrix", is_flag=True, help="Leave the kill matrix out of the console report.")
+@click.pass_context
+def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, mutants_path: Path | None,
+          seeds: int, seed: int, jobs: int | None, min_score: float | None, json_path: Path | None,
+          stryker_path: Path | None, no_matrix: bool) -> None:
+    """Prove a rubric: grade the reference on many seeds, the handout, and mutants of the reference.
+
+    Reports flaky scenarios, tight time limits, free points, the kill matrix, the mutation score per
+    task, surviving mutants, cross-task charges and wrong diagnoses, and what to fix. Exit status: 0
+    every guarantee holds, 1 some does not, 2 usage or spec error (a mutant whose edit no longer
+    applies included), 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader import atomic
+        from grader.audit import console, json_report, stryker
+        from grader.audit.progress import ProgressBar
+        from grader.audit.run import AuditOptions, run_audit
+
+        options = AuditOptions(assignment_dir, solutions, mutants_path, seeds, seed, jobs or os.cpu_count() or 1,
+                               None if min_score is None else min_score / 100)
+        report = run_audit(options, ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        colours = sys.stdout.isatty()
+        style = (lambda text, role: click.style(text, fg={"pass": "green", "fail": "red", "warn": "yellow",
+                                                          "dim": "bright_black"}.get(role),
+                                                bold=role in ("bold", "fail"))) if colours else console.plain
+        click.echo(console.render(report, style, matrix=not no_matrix), nl=False, color=colours)
+        if json_path is not None:
+            atomic.write_text(json_path, json_report.dumps(report))
+        if stryker_path is not None:
+            atomic.write_text(stryker_path, stryker.dumps(report, str(Path.cwd())))
+        context.exit(ExitCode.OK if report.passed else ExitCode.FAILED)
+
+
+@main.command()
+@click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              help="The assignment folder (holding assignment.yaml). Default: the current folder.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder. Default: solutions/<assignment id>.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
+@click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="How many seeds the reference must earn every point on.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.pass_context
+def release(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path, seeds: int,
+            jobs: int | None) -> None:
+    """Build the student handout zip, refusing when it would leak or the rubric is unsound.
+
+    The zip holds the exercise folder. Nothing is written when a file holds a hidden scenario's id,
+    title or code, a file of the solutions folder or a task body of the reference, or when the
+    reference is not full or the handout earns points. Exit status: 0 written, 1 refused (one line
+    per problem), 2 usage or spec error, 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader.audit.progress import ProgressBar
+        from grader.release import ReleaseRefused
+        from grader.release import release as build
+
+        try:
+            done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
+                         on_progress=ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        except ReleaseRefused as refused:
+            click.echo(f"Refused: {out} was not written.", err=True)
+            for problem in refused.problems:
+                click.echo(f"  {problem}", err=True)
+            context.exit(ExitCode.FAILED)
+        click.echo(f"Wrote {done.out}: {len(done.files)} files ({', '.join(done.files)}); no leak found, the "
+                   f"reference is full on {done.seeds} seeds and the handout earns nothing.")

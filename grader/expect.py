@@ -51,6 +51,13 @@ def expect_none(got, *, what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
         _fail(what, "None", got, wrong)
 
 
+def expect_no_error(got, *, what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
+    """``got`` (an ``attempt(...)`` of a call that returns nothing) records no exception: the call
+    returned normally. A mismatch reads "expected no error, got raised RuntimeError: ..."."""
+    if isinstance(got, Raised) or got is not None:
+        _fail(what, "no error", got, wrong)
+
+
 def expect_raised(got, error_type: str, *, containing: str = "", what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
     """``got`` records an exception of ``error_type`` (or a subclass) whose message contains ``containing``."""
     if not (isinstance(got, Raised) and got.is_a(error_type) and containing in got.message):

@@ -25,6 +25,7 @@ from pathlib import Path
 from grader import scenario_index
 from grader.digests import sha256
 from grader.errors import SpecError
+from grader.provided import FINGERPRINT_FILE, read_fingerprint
 from grader.scenario import Scenario
 from grader.spec import (
     HIDDEN_SPEC_FILE,
@@ -64,8 +65,21 @@ def read_plan(directory: str | Path, hidden: str | Path | None = None, *, cache:
                             f"the hidden scenarios were not found: no {HIDDEN_SPEC_FILE} in {hidden_directory}")
         hidden_text = _read_spec(hidden_path, "hidden_spec", cache, files)
     handout_text = _text(Path(handout), Path(handout).read_bytes()) if handout is not None else None
+    provided = _read_fingerprint(directory / FINGERPRINT_FILE, files)
     return plan_of(public, hidden_text, directory=directory, hidden_directory=hidden_directory,
-                   digest=digest_of(files), files=tuple(files), handout=handout_text)
+                   digest=digest_of(files), files=tuple(files), handout=handout_text, provided=provided)
+
+
+def _read_fingerprint(path: Path, files: list[AssignmentFile]):
+    """The handout's fingerprint beside the spec, when the assignment ships one (see grader.provided)."""
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    files.append(AssignmentFile("provided", path.name, data))
+    try:
+        return str(path), read_fingerprint(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        return str(path), str(error) or type(error).__name__
 
 
 def load_assignment(directory: str | Path, hidden: str | Path | None = None) -> Assignment:
@@ -252,7 +266,7 @@ class AssignmentFiles:
         """Lay the files out under ``folder`` (``assignment/`` and ``hidden/``); returns the two."""
         public, hidden = folder / "assignment", folder / "hidden"
         for file in self.files:
-            target = public if file.role in ("spec", "scenarios") else hidden
+            target = public if file.role in ("spec", "scenarios", "provided") else hidden
             target.mkdir(parents=True, exist_ok=True)
             (target / file.name).write_bytes(file.data)
         return public, hidden if any(f.role == "hidden_spec" for f in self.files) else None

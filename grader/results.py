@@ -12,7 +12,7 @@ from enum import Enum
 
 from grader.visibility import Scope, Visibility
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Status(str, Enum):
@@ -60,6 +60,16 @@ class ScenarioResult:
 
 
 @dataclass(frozen=True)
+class ProvidedChange:
+    """A part of the provided code (the handout's engine) that the submission changed or removed."""
+
+    name: str                 # "Tensor.backward", "Tensor" (its class body), "module-level code"
+    kind: str                 # "changed" or "removed"
+    first_line: int | None    # where it is in the submission (None: removed)
+    last_line: int | None
+
+
+@dataclass(frozen=True)
 class TaskScore:
     id: str
     title: str
@@ -85,6 +95,8 @@ class SubmissionResult:
     error: str | None = None      # why the submission could not be graded at all (then score is 0)
     import_stdout: str = ""       # what the submission printed while it was imported: bounded, shown, never parsed
     import_stderr: str = ""
+    student_id: str | None = None  # whose it is, in a batch (None for grader check)
+    provided_changes: tuple[ProvidedChange, ...] = ()  # parts of the provided engine it changed
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -101,6 +113,7 @@ class SubmissionResult:
                              for scenario in self.scenarios]
         data["visibility"] = self.visibility.value
         data["isolation"], data["timings"] = list(self.isolation), dict(self.timings)
+        data["provided_changes"] = [_fields_of(change) for change in self.provided_changes]
         return data
 
     @classmethod
@@ -115,7 +128,8 @@ class SubmissionResult:
                               "feedback": Feedback(**s["feedback"])})
             for s in data["scenarios"])
         return cls(**{**data, "scenarios": scenarios, "tasks": tuple(TaskScore(**t) for t in data["tasks"]),
-                      "visibility": Scope(data["visibility"]), "isolation": tuple(data["isolation"])})
+                      "visibility": Scope(data["visibility"]), "isolation": tuple(data["isolation"]),
+                      "provided_changes": tuple(ProvidedChange(**c) for c in data.get("provided_changes", ()))})
 
 
 def _fields_of(record) -> dict:

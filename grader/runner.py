@@ -195,7 +195,8 @@ def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
 
 def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, ...],
             error: str | None) -> SubmissionResult:
-    from grader.results import SubmissionResult
+    from grader.provided import changes
+    from grader.results import ProvidedChange, SubmissionResult
     from grader.scoring import task_scores, total
     score, max_score = total(scenarios)
     if error is not None:
@@ -204,9 +205,12 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
     timings = {"total": round(time.monotonic() - run.started, 6)}
     if run.submission.problem is None:
         timings = {"import": round(run.import_seconds, 6), **timings}
+    changed: tuple[ProvidedChange, ...] = ()
+    if assignment.provided and run.submission.module_text is not None:
+        changed = changes(run.submission.module_text, assignment.student_functions, dict(assignment.provided))
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,
         max_score=max_score, tasks=task_scores(assignment, scenarios), scenarios=scenarios,
         grader_version=grader.__version__, isolation=run.isolation, timings=timings, error=error,
-        import_stdout=run.import_output[0], import_stderr=run.import_output[1])
+        import_stdout=run.import_output[0], import_stderr=run.import_output[1], provided_changes=changed)

@@ -55,6 +55,26 @@ def attempt(action: Callable[[], Any]):
         return error
 
 
+def plain(value):
+    """The plain data of what a program observed: a tensor's values (the ``data`` array of any
+    object that has one), each item of an exact list or tuple, anything else as it is. Never
+    raises, so a program can return ``plain(tape.gradient(y, x))`` whatever the student's code
+    gave back, and the check describes a wrong value instead of the scenario failing on it.
+    (The sandbox child defines its own identical helper; this one serves authoring and tests.)"""
+    try:
+        kind = type(value)
+        if kind is list or kind is tuple:
+            return kind(plain(item) for item in value)
+        import numpy as np  # here: the plan phase imports this module, and needs no numpy
+        if kind is not np.ndarray:
+            data = getattr(value, "data", None)
+            if type(data) is np.ndarray:
+                return data
+    except Exception:
+        pass
+    return value
+
+
 @dataclass
 class Scenario:
     """One scenario as a scenario file defines it: its program, its check and how its inputs are

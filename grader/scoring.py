@@ -55,6 +55,7 @@ class Column:
     id: str
     title: str
     task: str
+    points: float = 0.0   # what it is worth: a 0-point scenario (the provided engine's) shows pass/fail
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class StudentRow:
     columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
     points: array                 # array('d') aligned with columns; NaN: not run
     passed: bytes                 # aligned with columns; 1: passed
+    provided_changes: str = ""    # the parts of the provided engine it changed, for the gradebook
 
     @classmethod
     def of(cls, student_id: str, result: SubmissionResult | None, error: str | None,
@@ -80,11 +82,14 @@ class StudentRow:
         """A result's row; or, for ``result`` None, an error row saying ``error``, out of ``max_score``."""
         if result is None:
             return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), array("d"), b"")
-        columns = _columns(tuple((s.id, s.title, s.task) for s in result.scenarios))
+        columns = _columns(tuple((s.id, s.title, s.task, s.max_points) for s in result.scenarios))
         earned = array("d", (_NOT_RUN if s.status is Status.NOT_RUN else s.points for s in result.scenarios))
         passed = bytes(s.passed for s in result.scenarios)
         reason = result.error.splitlines()[0] if result.error else None
-        return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, earned, passed)
+        changed = "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
+                            for change in result.provided_changes)
+        return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, earned, passed,
+                   changed)
 
     @property
     def graded(self) -> bool:
@@ -93,7 +98,7 @@ class StudentRow:
 
 def columns_of(plan: Plan) -> tuple[Column, ...]:
     """The gradebook's scenario columns for a batch of ``plan``: every scenario, in the spec's order."""
-    return _columns(tuple((s.id, s.title, s.task) for s in plan.scenarios))
+    return _columns(tuple((s.id, s.title, s.task, s.points) for s in plan.scenarios))
 
 
 def max_score_of(plan: Plan) -> float:
@@ -107,7 +112,8 @@ _COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
 def _columns(key: tuple) -> tuple[Column, ...]:
     """One shared tuple of columns per distinct scenario list (every row of a batch shares it)."""
     if key not in _COLUMN_SETS:
-        _COLUMN_SETS[key] = tuple(Column(*(sys.intern(text) for text in item)) for item in key)
+        _COLUMN_SETS[key] = tuple(Column(sys.intern(sid), sys.intern(title), sys.intern(task), float(worth))
+                                  for sid, title, task, worth in key)
     return _COLUMN_SETS[key]
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SPEC_FILE = "assignment.yaml"
 HIDDEN_SPEC_FILE = "hidden.yaml"
 # Names a program may use besides its parameters and builtins: the sandbox provides them.
-SANDBOX_GLOBALS = frozenset({"np", "attempt"})
+SANDBOX_GLOBALS = frozenset({"np", "attempt", "plain"})
 
 NUMBER = (int, float)
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
@@ -143,6 +143,14 @@ class Plan:
     digest: str  # sha256 over every spec and scenario file: a regrade reproduces only when equal
     files: tuple[AssignmentFile, ...] = field(repr=False, default=())  # what a remote worker needs
     hidden_directory: Path | None = None
+    # The handout's provided parts (name, digest of its syntax tree), from provided.json: what a
+    # submission's engine is compared with. Empty when the assignment ships no fingerprint.
+    provided: tuple[tuple[str, str], ...] = field(repr=False, default=())
+
+    @property
+    def student_functions(self) -> tuple[str, ...]:
+        """Every task's functions: the parts of the submission that are the student's work."""
+        return tuple(name for task in self.tasks for name in task.functions)
 
     def select(self, scope: Scope | str) -> tuple[ScenarioPlan, ...]:
         """The scenarios a run of ``scope`` grades, in the spec's order."""
@@ -194,10 +202,12 @@ class SpecText:
 
 
 def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidden_directory: Path | None,
-            digest: str, files: tuple[AssignmentFile, ...] = (), handout: str | None = None) -> Plan:
+            digest: str, files: tuple[AssignmentFile, ...] = (), handout: str | None = None,
+            provided: tuple[str, tuple[tuple[str, ...], dict[str, str]] | str] | None = None) -> Plan:
     """Validate the public spec (and the hidden one) against their scenario files' indexes; raise
     every problem at once. ``handout`` (the provided submission file's text), when given, is where
-    each task's ``functions`` must exist."""
+    each task's ``functions`` must exist. ``provided``: the fingerprint file's path and what it holds
+    (the student functions it was made for and each provided part's digest), or why it is unreadable."""
     checker = Fields(public.path)
     top = checker.read(public.document, PUBLIC_FIELDS)
     tasks = _tasks(checker, public.document, top["tasks"], handout)
@@ -217,9 +227,26 @@ def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidde
     if hidden is not None and total is not None and abs(sum(s.points for s in scenarios) - total) > 1e-9:
         raise SpecError(public.path, public.document.lines.get("total_points"), "total_points",
                         f"is {total} but the public and hidden scenarios add up to {sum(s.points for s in scenarios)}")
+    parts = _provided(provided, tasks)
     return Plan(id=top["id"], title=top["title"], submission=top["submission"], directory=directory,
                 tasks=tuple(tasks), scenarios=scenarios, limits=limits, forbidden_imports=forbidden,
-                total_points=total, digest=digest, files=files, hidden_directory=hidden_directory)
+                total_points=total, digest=digest, files=files, hidden_directory=hidden_directory, provided=parts)
+
+
+def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str], ...]:
+    """The fingerprint's parts, once it is known to be for these tasks' functions."""
+    if provided is None:
+        return ()
+    path, content = provided
+    regenerate = "regenerate it from the handout (python solutions/make_stub.py, or grader release)"
+    if isinstance(content, str):
+        raise SpecError(path, None, None, f"cannot be read: {content}; {regenerate}")
+    student, parts = content
+    named = sorted(name for task in tasks for name in task.functions)
+    if sorted(student) != named:
+        raise SpecError(path, None, None, f"was made for the student functions {', '.join(sorted(student)) or 'none'}, "
+                        f"but the tasks name {', '.join(named) or 'none'}; {regenerate}")
+    return tuple(parts.items())
 
 
 def _check_names(checker: Fields, document: MarkedDict, top: dict) -> None:
@@ -333,7 +360,7 @@ def _check_program(checker: Fields, path: str, record: dict) -> None:
         checker.problems.append(SpecError(
             path, record["line"], record["name"],
             f"the program uses {', '.join(map(repr, missing))}, which the sandbox does not have; "
-            "a program may use only its arguments, np, attempt and builtins"))
+            "a program may use only its arguments, np, attempt, plain and builtins"))
 
 
 def _visibility_problem(given: str, expected: Visibility) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -49,7 +48,8 @@ def test_ctrl_c_stops_at_once_reports_the_true_count_and_the_rerun_completes(tmp
     assert grade(folder, complete, "--seed", "5", "-j", "2").returncode == 1  # the loop cannot be graded
 
     out = tmp_path / "out"
-    command = [*GRADER, "grade", str(folder), "--assignment", str(ASSIGNMENT), "--out", str(out), "--seed", "5", "-j", "2"]
+    command = [*GRADER, "grade", str(folder), "--assignment", str(ASSIGNMENT), "--out", str(out),
+               "--seed", "5", "-j", "2"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while len(list((out / "results").glob("a*.json"))) < 3 and time.monotonic() < deadline:

@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader import grade_submission, load_assignment
@@ -373,3 +374,45 @@ def test_without_isolation_between_submissions_each_gets_a_fresh_warden(mini, tm
         result = grade_submission(MINI / "squares.py", mini, seed=1, sandbox=box)
         assert box.process.pid != first
     assert result.score == result.max_score and result.isolation == ("rlimits",)
+
+
+def test_plain_gives_a_programs_raw_values_without_failing_on_wrong_ones(tmp_path):
+    # plain() in the sandbox: a tensor-like object's data, lists and tuples item by item, anything else
+    # as it is, and never an error of the scenario's own (a property that raises, no data at all).
+    from grader.scenario import plain
+    boxed = type("Boxed", (), {})()
+    boxed.data = np.arange(3.0)
+    assert plain([1, (None, "x")]) == [1, (None, "x")] and plain(boxed) is boxed.data
+    (tmp_path / "assignment.yaml").write_text(textwrap.dedent("""
+        id: plain
+        title: plain()
+        submission: things.py
+        scenario_file: scenarios.py
+        tasks: [{id: t, title: T}]
+        scenarios: [{id: observe, title: plain values, task: t, points: 1}]
+        """))
+    (tmp_path / "scenarios.py").write_text(textwrap.dedent("""
+        from grader.scenario import scenario
+
+        @scenario
+        def observe(things):
+            return {"values": plain([things.Boxed(np.arange(3.0)), things.Hostile(), None, (things.Boxed(1.5),)])}
+
+        @observe.check
+        def _(got):
+            tensor, hostile, nothing, (inner,) = got["values"]
+            assert list(tensor) == [0.0, 1.0, 2.0] and nothing is None and type(inner).__name__ == "Opaque"
+            assert "Hostile" in hostile.type
+        """))
+    (tmp_path / "things.py").write_text(textwrap.dedent("""
+        class Boxed:
+            def __init__(self, data):
+                self.data = data
+
+        class Hostile:
+            @property
+            def data(self):
+                raise RuntimeError("no data for you")
+        """))
+    result = grade_submission(tmp_path / "things.py", load_assignment(tmp_path), seed=1)
+    assert result.scenarios[0].status is Status.PASSED, result.scenarios[0].feedback

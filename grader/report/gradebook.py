@@ -33,8 +33,11 @@ def gradebook_rows(rows: Iterable[StudentRow],
       import, it was not found, it was refused), never empty.
     - ``max_score``: the points available, on every row.
     - ``status``: ``graded``, or ``error: <why it could not be graded>``.
+    - ``provided_changes``: the parts of the provided engine the submission changed
+      (``Tensor.backward; GradientTape.watch (removed)``), empty when none.
     - then one column per scenario id, in the assignment's order: the points earned on that
-      scenario; empty when the scenario did not run.
+      scenario, or ``pass``/``fail`` for a scenario worth 0 points (the provided engine's);
+      empty when the scenario did not run.
     """
     header, lines = iter_gradebook(rows, columns)
     return header, list(lines)
@@ -47,19 +50,19 @@ def iter_gradebook(rows: Iterable[StudentRow],
     rows = sorted(rows, key=lambda row: row.student_id)
     scenario_ids = [column.id for column in (columns if columns is not None else scenario_order(rows))]
     max_score = next((row.max_score for row in rows if row.max_score is not None), None)
-    header = ["student_id", "score", "max_score", "status", *scenario_ids]
+    header = ["student_id", "score", "max_score", "status", "provided_changes", *scenario_ids]
 
     def lines() -> Iterator[list[str]]:
         for row in rows:
             if not row.has_result:
                 yield [_guard(row.student_id), _number(row.score), _number(row.max_score or max_score),
-                       _guard(f"error: {row.error}"), *[""] * len(scenario_ids)]
+                       _guard(f"error: {row.error}"), "", *[""] * len(scenario_ids)]
                 continue
-            earned = {column.id: "" if math.isnan(value) else _number(value)
-                      for column, value in zip(row.columns, row.points)}
+            earned = {column.id: _cell(column, value, passed)
+                      for column, value, passed in zip(row.columns, row.points, row.passed)}
             status = "graded" if row.error is None else f"error: {row.error}"
             yield [_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status),
-                   *[earned.get(i, "") for i in scenario_ids]]
+                   _guard(row.provided_changes), *[earned.get(i, "") for i in scenario_ids]]
 
     return header, lines()
 
@@ -105,6 +108,15 @@ def render_summary(summary: dict) -> str:
 def _one_decimal(value: float) -> str:
     """A mean or a median for a person to read: 62.3, 70 (not 62.333333)."""
     return f"{value:.1f}".removesuffix(".0")
+
+
+def _cell(column: Column, earned: float, passed: int) -> str:
+    """A scenario's cell: its points, or for a 0-point scenario whether it passed; empty: not run."""
+    if math.isnan(earned):
+        return ""
+    if column.points == 0:
+        return "pass" if passed else "fail"
+    return _number(earned)
 
 
 def _guard(text: str) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 
-from grader.report.text import explain, import_output, one_line, points
+from grader.report.text import engine_may_be_the_cause, explain, import_output, one_line, points, provided_notice
 from grader.results import ScenarioResult, SubmissionResult
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
@@ -76,7 +76,7 @@ def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAUL
         "extra_data": {"assignment": result.assignment, "assignment_digest": result.assignment_digest,
                        "seed": result.seed, "submission_sha256": result.submission_sha256,
                        "grader_version": result.grader_version},
-        "tests": [_test(scenario, number, hidden_visibility)
+        "tests": [_test(scenario, number, hidden_visibility, engine_may_be_the_cause(result, scenario))
                   for scenario, number in zip(result.scenarios, _numbers(result))],
     })
     return document
@@ -103,13 +103,16 @@ def _summary(result: SubmissionResult, hidden_visibility: str) -> str:
                   f"{'is' if len(hidden) == 1 else 'are'} shown {_WHEN[hidden_visibility]}.")]
     if result.error:
         lines.append(f"This submission could not be graded: {result.error}")
+    notice = provided_notice(result)
+    if notice:
+        lines += ["", notice]
     printed = import_output(result)
     if printed:
         lines += ["", printed]
     return "\n".join(lines)
 
 
-def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:
+def _test(scenario: ScenarioResult, number: str, hidden_visibility: str, engine_changed: bool) -> dict:
     public = scenario.visibility is Visibility.PUBLIC
     return {
         "name": f"{scenario.id}: {scenario.title}",
@@ -118,7 +121,8 @@ def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict
         "max_score": scenario.max_points,
         "status": "passed" if scenario.passed else "failed",
         # A hidden scenario's source is exactly what keeping it hidden protects.
-        "output": "passed" if scenario.passed else explain(scenario, show_program=public),
+        "output": "passed" if scenario.passed else explain(scenario, show_program=public,
+                                                           engine_changed=engine_changed),
         "visibility": ShownTo.VISIBLE.value if public else ShownTo(hidden_visibility).value,
     }
 

@@ -14,7 +14,7 @@ from grader.report.text import explain
 from grader.results import SubmissionResult
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
-SCHEMA_ID = "https://autodiff-grader.invalid/schema/result-v1.json"
+SCHEMA_ID = "https://autodiff-grader.invalid/schema/result-v2.json"
 
 
 def to_document(result: SubmissionResult, hidden_visibility: ShownTo | str = DEFAULT_HIDDEN_SHOWN_TO) -> dict:

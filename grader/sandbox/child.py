@@ -53,6 +53,25 @@ def attempt(action):
         return error
 
 
+def plain(value):
+    """The plain data of what a program observed: a tensor's values (the ``data`` array of any
+    object that has one), each item of an exact list or tuple, anything else as it is. Never
+    raises: a wrong value comes back as itself, for the check to describe (a scenario's own code
+    must not fail on a student's wrong answer)."""
+    try:
+        kind = type(value)
+        if kind is list or kind is tuple:
+            return kind(plain(item) for item in value)
+        numpy = sys.modules["numpy"]
+        if kind is not numpy.ndarray:
+            data = getattr(value, "data", None)
+            if type(data) is numpy.ndarray:
+                return data
+    except Exception:
+        pass
+    return value
+
+
 # --------------------------------------------------------------------------- plumbing
 
 def _send(fd, message):
@@ -247,7 +266,7 @@ def _prepare(item):
     """Load a program (compiled by the grader) and decode its inputs; each fork gets its own
     copy-on-write view, so nothing one scenario changes reaches another. (Its source is kept for
     a traceback's lines, registered only if one is needed: see _student_traceback.)"""
-    namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
+    namespace = {"np": sys.modules["numpy"], "attempt": attempt, "plain": plain, "__name__": "scenario"}
     exec(framing.unpack_code(item["code"]), namespace)  # compiled by the grader, once per batch
     item["program"] = namespace[item["function"]]
     item["inputs"] = encoding.decode_inputs(item["inputs"]) if item["inputs"] else {}
