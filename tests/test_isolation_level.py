@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
+from classes import ASSIGNMENT, REFERENCE
 
 from grader.errors import UsageError
 from grader.isolation_level import Requirement, predicted
@@ -45,3 +49,18 @@ def test_bad_levels_name_the_right_ones(text, message):
 def test_the_prediction_is_what_a_sandbox_reports(correct):
     """The level a worker announces before grading is the one its sandboxes then reach."""
     assert predicted() == correct.isolation
+
+
+def test_grade_on_one_machine_refuses_a_level_it_cannot_reach(tmp_path):
+    """--require-isolation on one machine: refused before anything is graded, saying what it reaches."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice.py").write_text(REFERENCE.read_text())
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--assignment", str(ASSIGNMENT), "--out",
+               str(tmp_path / "out"), "-j", "1", "--require-isolation"]
+    done = subprocess.run([*command, "landlock-v99"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "--require-isolation rlimits,landlock-v99: this machine's sandboxes reach" \
+        in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "results").exists()
+    done = subprocess.run([*command, ",".join(predicted())], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
