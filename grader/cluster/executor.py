@@ -247,15 +247,16 @@ class DaskExecutor:
         if future.status == "finished":
             assert self.requirement is not None
             expected = Expected(self.assignment, scope, job.seed, task.sha, self.requirement)
-            return read_result(future.result(), expected, task.name)
+            return read_result(future.result(), expected, f"{job.key}'s {task.name}")
         if future.status == "error" and isinstance(future.exception(), KilledWorker):
             submission = read_submission(job.path, self.assignment.forbidden_imports)
             return judge_run(Run(submission, job.seed, scope, error=DIED_TWICE), self.assignment)
         if future.status == "error":
             error = future.exception()
-            raise WorkerRefused(f"the task of {task.name} failed on the cluster: {type(error).__name__}: {error}")
-        raise WorkerRefused(f"the scheduler dropped the task of {task.name} ({future.status}): was it restarted? "
-                            "Rerun the same command to grade the rest")
+            raise WorkerRefused(f"the task of {job.key}'s {task.name} failed on the cluster: "
+                                f"{type(error).__name__}: {error}")
+        raise WorkerRefused(f"the scheduler dropped the task of {job.key}'s {task.name} ({future.status}): was it "
+                            "restarted? Rerun the same command to grade the rest")
 
     def running(self) -> Running:
         """The submissions in flight (each as the first of its jobs), longest first."""
