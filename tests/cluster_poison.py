@@ -4,9 +4,9 @@ A real poison submission takes its worker down from outside the scenarios' limit
 whose processes together exhaust the machine's memory, until the kernel or the container kills the
 worker). That cannot be done safely on a shared test machine, so this preload, loaded only by the
 cluster tests (``LocalCluster(preload=[this file])``), stands in for it: a task whose submission
-contains the marker below gets its worker process SIGKILLed shortly after grading starts, while the
-submission runs in the worker's sandbox, as the kernel's OOM killer would. Nothing in the grader
-knows about it.
+contains the marker below gets its worker process SIGKILLed while the submission runs in the
+worker's sandbox (0.3 s after grading starts), before any result can leave the worker, as the
+kernel's OOM killer would. Nothing in the grader knows about it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ _grade_remote = remote.grade_remote
 
 def _poisoned(digest, name, source, seed, scope):
     if MARKER in source:
-        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        grading = threading.Thread(target=_grade_remote, args=(digest, name, source, seed, scope), daemon=True)
+        grading.start()
+        grading.join(0.3)
+        os.kill(os.getpid(), signal.SIGKILL)  # never returns: no result of this task leaves the worker
     return _grade_remote(digest, name, source, seed, scope)
 
 
