@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import grader.cluster.worker as remote
 
@@ -23,10 +24,9 @@ _grade_remote = remote.grade_remote
 
 def _poisoned(digest, name, source, seed, scope):
     if MARKER in source:
-        grading = threading.Thread(target=_grade_remote, args=(digest, name, source, seed, scope), daemon=True)
-        grading.start()
-        grading.join(0.3)
-        os.kill(os.getpid(), signal.SIGKILL)  # never returns: no result of this task leaves the worker
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        _grade_remote(digest, name, source, seed, scope)  # its sandbox runs the submission until the kill
+        time.sleep(3600)  # should grading end first, its result never leaves: the kill comes before
     return _grade_remote(digest, name, source, seed, scope)
 
 

@@ -46,8 +46,11 @@ class Deaths(SchedulerPlugin):
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Two worker processes (each one thread, one sandbox), restarted by their nannies when killed."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    """Two worker processes (each one thread, one sandbox), restarted by their nannies when killed.
+    A LocalCluster closes the nanny of a worker gone for lost-worker-timeout (15 s) unless a worker
+    of the same name is back by then: a worker killed again while its nanny restarts it would lose
+    its nanny for good, so these tests wait longer."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.deploy.lost-worker-timeout": "1h"}):
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"sandbox": 1},
                           host="127.0.0.1", dashboard_address=None, preload=[str(HERE / "cluster_poison.py")],
                           silence_logs=50) as local:
