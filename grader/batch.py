@@ -18,11 +18,11 @@ import grader
 from grader.discovery import Discovery, Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
+from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder
 from grader.progress import Progress
 from grader.report import gradescope as gradescope_report
 from grader.results import SubmissionResult
-from grader.roster import Roster, class_summary
 from grader.runner import new_seed
 from grader.scoring import StudentRow, columns_of, max_score_of
 from grader.shard import Shard
@@ -122,13 +122,13 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         if own and runner is not None:
             runner.close()  # at once: sandboxes still running are killed, their results never written
     ordered = [rows[key] for key in sorted(rows)]
-    roster = Roster(assignment.id, assignment.digest, seed, grader.__version__, max_score, columns_of(assignment),
+    manifest = Manifest(assignment.id, assignment.digest, seed, grader.__version__, max_score, columns_of(assignment),
                     {row.student_id: None if row.has_result else row.error for row in ordered},
                     tuple(found.ignored), options.shard)
-    summary = class_summary(roster, ordered, complete=not interrupted)
+    summary = class_summary(manifest, ordered, complete=not interrupted)
     if not interrupted:
-        folder.save_gradebook(ordered, summary, roster.columns)
-        folder.save_roster(roster)  # last: a roster says the gradebook beside it is whole
+        folder.save_gradebook(ordered, summary, manifest.columns)
+        folder.save_manifest(manifest)  # last: a manifest says the gradebook beside it is whole
     return BatchReport(ordered, summary, seed, graded=progress.graded, reused=progress.reused,
                        interrupted=interrupted, left=progress.total - progress.done)
 

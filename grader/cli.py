@@ -227,7 +227,7 @@ def merge(context: click.Context, folders: tuple[Path, ...], out: Path) -> None:
         _writable(out, "--out", folder=True)
         merged = merge_outputs(folders, out)
         click.echo(f"Merged {_count(len(folders), 'folder')} ({_count(len(merged.rows), 'student')}, seed "
-                   f"{merged.roster.seed}) into {out}" + (f"; class report: {merged.report}" if merged.report else "")
+                   f"{merged.manifest.seed}) into {out}" + (f"; class report: {merged.report}" if merged.report else "")
                    + "\n")
         click.echo(render_summary(merged.summary), nl=False)
         context.exit(ExitCode.FAILED if merged.summary["ungradable"] else ExitCode.OK)

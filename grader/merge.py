@@ -1,9 +1,9 @@
 """``grader merge``: the output folders of several batches (the shards of a class) made into one.
 
-Reads each folder's roster and results, never regrades: the merged folder gets every student's
+Reads each folder's manifest and results, never regrades: the merged folder gets every student's
 result file (and Gradescope file, where its batch wrote one), the gradebook, the summary and the
-roster a single batch of the whole class would have written, byte for byte (both come from
-:func:`grader.roster.class_summary` and the same gradebook writer), and ``batch.json``, so a later
+manifest a single batch of the whole class would have written, byte for byte (both come from
+:func:`grader.manifest.class_summary` and the same gradebook writer), and ``batch.json``, so a later
 ``grader grade`` into it resumes. Refused, before anything is written: folders whose results are of
 another assignment digest, seed or grader version; a student in two folders with different results;
 a folder whose last batch did not finish; shards of a class with one missing.
@@ -11,6 +11,7 @@ a folder whose last batch did not finish; shards of a class with one missing.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,35 +19,37 @@ from pathlib import Path
 
 from grader import atomic
 from grader.errors import UsageError
+from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder
 from grader.report import class_report
 from grader.results import SubmissionResult
-from grader.roster import Roster, class_summary
 from grader.scoring import StudentRow
+
+IDENTITIES_FILE = "identities.json"   # written by main's batch (issue 19): merged when present
 
 
 @dataclass(frozen=True)
 class Merged:
     rows: list[StudentRow]
     summary: dict
-    roster: Roster
+    manifest: Manifest
     report: Path | None     # the class report written, when this grader has one
 
 
 @dataclass(frozen=True)
 class _Source:
     folder: OutputFolder
-    roster: Roster
+    manifest: Manifest
 
 
 def merge_outputs(sources: Sequence[Path], out: Path) -> Merged:
     """Merge the batches in ``sources`` into ``out`` (see the module's docstring for what is refused)."""
     folders = _read(sources, out)
-    first = folders[0].roster
+    first = folders[0].manifest
     _check_shards(folders)
     entries: dict[str, tuple[_Source, SubmissionResult | None, str | None]] = {}
     for source in folders:
-        for student, problem in source.roster.students.items():
+        for student, problem in source.manifest.students.items():
             result = None if problem is not None else _result(source, student)
             previous = entries.get(student)
             if previous is None:
@@ -57,24 +60,25 @@ def merge_outputs(sources: Sequence[Path], out: Path) -> Merged:
                                  "class), or regrade one of them")
     rows = [StudentRow.of(student, result, problem, first.max_score)
             for student, (_, result, problem) in sorted(entries.items())]
-    roster = Roster(first.assignment, first.assignment_digest, first.seed, first.grader_version, first.max_score,
+    manifest = Manifest(first.assignment, first.assignment_digest, first.seed, first.grader_version, first.max_score,
                     first.columns, {row.student_id: None if row.has_result else row.error for row in rows},
-                    tuple(sorted({item for source in folders for item in source.roster.ignored})))
-    summary = class_summary(roster, rows)
+                    tuple(sorted({item for source in folders for item in source.manifest.ignored})))
+    summary = class_summary(manifest, rows)
 
     target = OutputFolder(out)
     target.prepare()
-    target.record_seed(roster.assignment, roster.assignment_digest, roster.seed)
+    target.record_seed(manifest.assignment, manifest.assignment_digest, manifest.seed)
     for student, (source, result, _) in sorted(entries.items()):
         if result is not None:
             _copy(source.folder.result_file(student), target.result_file(student))
             gradescope = source.folder.gradescope / f"{student}.json"
             if gradescope.is_file():
                 _copy(gradescope, target.gradescope / f"{student}.json")
+    _merge_identities(folders, target, set(entries))
     os.sync()  # the copies, each without a sync of its own: one for all is much faster
-    target.save_gradebook(rows, summary, roster.columns)
-    target.save_roster(roster)
-    return Merged(rows, summary, roster, class_report.rebuild(out))
+    target.save_gradebook(rows, summary, manifest.columns)
+    target.save_manifest(manifest)
+    return Merged(rows, summary, manifest, class_report.rebuild(out))
 
 
 def _read(sources: Sequence[Path], out: Path) -> list[_Source]:
@@ -87,20 +91,20 @@ def _read(sources: Sequence[Path], out: Path) -> list[_Source]:
             raise UsageError(f"{path} is not a folder: pass the --out folders of the batches to merge")
         if path.resolve() == out.resolve():
             raise UsageError(f"--out {out} is one of the folders to merge: merge into a new folder")
-        roster = OutputFolder(path).roster()
-        if roster is None:
-            raise UsageError(f"{path} holds no finished batch (no roster.json): run, or rerun, its grader grade "
+        manifest = OutputFolder(path).manifest()
+        if manifest is None:
+            raise UsageError(f"{path} holds no finished batch (no manifest.json): run, or rerun, its grader grade "
                              "command to the end first")
-        folders.append(_Source(OutputFolder(path), roster))
+        folders.append(_Source(OutputFolder(path), manifest))
     first = folders[0]
     names = ("assignment", "assignment digest", "seed", "grader version")
     for source in folders[1:]:
-        for name, mine, theirs in zip(names, first.roster.agreement(), source.roster.agreement()):
+        for name, mine, theirs in zip(names, first.manifest.agreement(), source.manifest.agreement()):
             if mine != theirs:
                 raise UsageError(f"{source.folder.path} was graded with {name} {theirs}, {first.folder.path} with "
                                  f"{mine}: only batches of the same assignment, seed and grader merge (grade every "
                                  "shard with the same --seed and the same grader)")
-        if source.roster.columns != first.roster.columns or source.roster.max_score != first.roster.max_score:
+        if source.manifest.columns != first.manifest.columns or source.manifest.max_score != first.manifest.max_score:
             raise UsageError(f"{source.folder.path} and {first.folder.path} have different scenario columns")
     return folders
 
@@ -108,10 +112,10 @@ def _read(sources: Sequence[Path], out: Path) -> list[_Source]:
 def _check_shards(folders: list[_Source]) -> None:
     """Every shard of an N-way split must be there: a gradebook missing a shard's students would
     look complete."""
-    counts = {source.roster.shard.count for source in folders if source.roster.shard is not None}
+    counts = {source.manifest.shard.count for source in folders if source.manifest.shard is not None}
     for count in sorted(counts):
-        present = {source.roster.shard.index for source in folders
-                   if source.roster.shard is not None and source.roster.shard.count == count}
+        present = {source.manifest.shard.index for source in folders
+                   if source.manifest.shard is not None and source.manifest.shard.count == count}
         missing = [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
         if missing:
             raise UsageError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the class "
@@ -119,15 +123,15 @@ def _check_shards(folders: list[_Source]) -> None:
 
 
 def _result(source: _Source, student: str) -> SubmissionResult:
-    """A student's stored result, checked against its roster (a later run that did not finish may
+    """A student's stored result, checked against its manifest (a later run that did not finish may
     have replaced it)."""
     result = source.folder.stored(student)
     where = source.folder.result_file(student)
     if result is None:
         raise UsageError(f"{where} is missing or unreadable: rerun that batch's grader grade command")
     found = (result.assignment, result.assignment_digest, result.seed, result.grader_version)
-    if found != source.roster.agreement():
-        raise UsageError(f"{where} is not of the batch its roster describes (a later run into "
+    if found != source.manifest.agreement():
+        raise UsageError(f"{where} is not of the batch its manifest describes (a later run into "
                          f"{source.folder.path} did not finish?): rerun that batch's grader grade command")
     return result
 
@@ -141,7 +145,23 @@ def _verdict(result: SubmissionResult | None, problem: str | None) -> tuple:
             tuple((s.id, s.status, s.points) for s in result.scenarios))
 
 
+def _merge_identities(folders: list[_Source], target: OutputFolder, students: set[str]) -> None:
+    """``identities.json`` (each student's LMS identity, where a batch writes one; the report and the
+    LMS gradebooks read it): every folder's entries for its own students, one file, sorted by id."""
+    merged: dict[str, object] = {}
+    for source in folders:
+        path = source.folder.path / IDENTITIES_FILE
+        if path.is_file():
+            document = json.loads(path.read_text(encoding="utf-8"))
+            merged.update({student: document[student] for student in source.manifest.students
+                           if student in document and student not in merged})
+    if merged:
+        atomic.write_text(target.path / IDENTITIES_FILE, json.dumps(
+            {student: merged[student] for student in sorted(merged) if student in students},
+            indent=2, ensure_ascii=False) + "\n", durable=False)
+
+
 def _copy(source: Path, target: Path) -> None:
     """A copy that a reader sees whole or not at all (through a temporary name, like every file in
-    OUT); synced to disk all at once, before the roster that lists it (see :func:`merge_outputs`)."""
+    OUT); synced to disk all at once, before the manifest that lists it (see :func:`merge_outputs`)."""
     atomic.write_text(target, source.read_text(encoding="utf-8"), durable=False)

@@ -6,8 +6,8 @@ is read back on a rerun::
     gradescope/<student>.json  Gradescope's results.json per submission (with --format gradescope)
     gradebook.csv              one row per student, one column per scenario
     summary.json               class statistics
-    roster.json                what the gradebook was made of: the students, the ignored files, the columns,
-                               the shard (``grader merge`` reads it; :mod:`grader.roster`)
+    manifest.json              what the gradebook was made of: the students, the ignored files, the columns,
+                               the shard (``grader merge`` reads it; :mod:`grader.manifest`)
     .work/                     the unpacked zip, when SUBMISSIONS is one
 
 A reader (or a rerun after SIGKILL) sees each file whole or not at all.
@@ -22,17 +22,17 @@ from pathlib import Path
 
 from grader import atomic
 from grader.errors import UsageError
+from grader.manifest import Manifest
 from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.report.gradebook import write_csv
 from grader.results import SubmissionResult
-from grader.roster import Roster
 from grader.scoring import Column, StudentRow
 from grader.spec import Plan
 from grader.visibility import ShownTo
 
 STATE_FILE = "batch.json"
-ROSTER_FILE = "roster.json"
+MANIFEST_FILE = "manifest.json"
 
 
 class OutputFolder:
@@ -112,13 +112,14 @@ class OutputFolder:
             write_csv(rows, stream, columns)
         atomic.write_text(self.path / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
 
-    def save_roster(self, roster: Roster) -> None:
-        atomic.write_text(self.path / ROSTER_FILE, json.dumps(roster.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    def save_manifest(self, manifest: Manifest) -> None:
+        text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        atomic.write_text(self.path / MANIFEST_FILE, text)
 
-    def roster(self) -> Roster | None:
-        """The roster of the last batch that finished here, or None when there is none. One that
+    def manifest(self) -> Manifest | None:
+        """The manifest of the last batch that finished here, or None when there is none. One that
         cannot be read is a :class:`UsageError` saying so."""
-        path = self.path / ROSTER_FILE
+        path = self.path / MANIFEST_FILE
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -129,7 +130,7 @@ class OutputFolder:
             data = json.loads(text)
         except ValueError as error:
             raise UsageError(f"{path} is not JSON ({error}); rerun that batch's grader grade command") from None
-        return Roster.from_dict(data, str(path))
+        return Manifest.from_dict(data, str(path))
 
     def stored_results(self, rows: Iterable[StudentRow]) -> Iterator[tuple[str, SubmissionResult]]:
         """``(student_id, result)`` for every row with a stored result, read one at a time."""

@@ -42,7 +42,7 @@ def graded(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_each_shard_grades_only_its_students(graded):
-    students = {shard: json.loads((graded[shard] / "roster.json").read_text())["students"] for shard in
+    students = {shard: json.loads((graded[shard] / "manifest.json").read_text())["students"] for shard in
                 ("1/3", "2/3", "3/3")}
     assert [s["id"] for s in students["1/3"]] == ["erin", "hank", "leo", "olga"]
     assert [s["id"] for s in students["2/3"]] == ["dave", "kim"]
@@ -63,8 +63,8 @@ def test_three_shards_merged_are_byte_identical_to_one_run(graded, tmp_path):
         assert (merged / name).read_bytes() == (graded["local"] / name).read_bytes(), name
     assert sorted(p.name for p in (merged / "results").glob("*.json")) == sorted(
         p.name for p in (graded["local"] / "results").glob("*.json"))
-    roster = json.loads((merged / "roster.json").read_text())
-    assert roster["shard"] is None and roster == json.loads((graded["local"] / "roster.json").read_text())
+    manifest = json.loads((merged / "manifest.json").read_text())
+    assert manifest["shard"] is None and manifest == json.loads((graded["local"] / "manifest.json").read_text())
 
     # The merged folder is an ordinary OUT: grading the class into it again regrades nothing.
     again = grade(graded["class"], merged, "-j", "2")
@@ -109,7 +109,7 @@ def test_what_merge_refuses(graded, tmp_path):
 
     unfinished = tmp_path / "unfinished"
     shutil.copytree(graded["1/3"], unfinished)
-    (unfinished / "roster.json").unlink()
+    (unfinished / "manifest.json").unlink()
     done = run("merge", str(unfinished), *shards[1:], "--out", target)
     assert done.returncode == 2 and "holds no finished batch" in done.stderr
     assert not (tmp_path / "merged").exists(), "a refused merge writes nothing"

@@ -1,10 +1,9 @@
-"""The class report of an output folder, where this grader has one: the one call every command
-that remakes OUT's derived files from its results makes (``grader merge``; ``grader grade``).
+"""The class report of an output folder, where this grader has one: the one call ``grader merge``
+makes to remake OUT's report from its results, as ``grader grade`` does at its end.
 
-The report itself is issue 19's (``grader/report/html.py``, built on a branch of its own). Until it
-lands there is none, and :func:`rebuild` returns None; once it lands, ``html.write_class_report(out)``
-is what is called (tests/test_merge.py fails if the module comes without that function, so the two
-branches cannot be merged into a grader that silently skips its report).
+The report is issue 19's (``grader.reporting.write_report``, merged into main while this branch was
+built). Where it is missing, :func:`rebuild` returns None; tests/test_merge.py fails if the module
+comes without that function, so the branches cannot be merged into a grader that silently skips it.
 """
 
 from __future__ import annotations
@@ -12,16 +11,17 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-REPORT_MODULE = "grader.report.html"
-REPORT_FUNCTION = "write_class_report"   # (out: Path) -> Path: the report file written
+REPORT_MODULE = "grader.reporting"
+REPORT_FUNCTION = "write_report"   # (out: Path) -> ReportFiles, whose .html is the report written
 
 
 def rebuild(out: Path) -> Path | None:
-    """Write OUT's class report from the results in OUT; the file written, or None without a report."""
+    """Write OUT's class report from the results in OUT; the report file, or None without a report."""
     try:
         module = importlib.import_module(REPORT_MODULE)
     except ModuleNotFoundError as missing:
         if missing.name != REPORT_MODULE:
             raise  # the report exists but one of its own imports failed: a bug to see, not to skip
         return None
-    return getattr(module, REPORT_FUNCTION)(out)
+    files = getattr(module, REPORT_FUNCTION)(out)
+    return getattr(files, "html", files)

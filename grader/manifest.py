@@ -1,9 +1,9 @@
-"""The roster of a finished batch (``OUT/roster.json``): what its gradebook and summary were made of.
+"""The manifest of a finished batch (``OUT/manifest.json``): what its gradebook and summary were made of.
 
 The students (each with its result in ``results/`` or the reason it has none), the ignored files,
 the scenario columns and maximum score, and what the results must agree on (assignment digest,
 seed, grader version), with the shard the batch graded. Written with the gradebook, so it always
-describes it; ``grader merge`` rebuilds a gradebook and summary from rosters and results alone.
+describes it; ``grader merge`` rebuilds a gradebook and summary from manifests and results alone.
 :func:`class_summary` is the one place a class summary is composed, so a merged summary and a
 batch's own come out byte for byte the same.
 """
@@ -17,11 +17,11 @@ from grader.errors import UsageError
 from grader.scoring import Column, StudentRow, summarize
 from grader.shard import Shard
 
-ROSTER_VERSION = 1
+MANIFEST_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Roster:
+class Manifest:
     assignment: str
     assignment_digest: str
     seed: int
@@ -37,7 +37,7 @@ class Roster:
         return self.assignment, self.assignment_digest, self.seed, self.grader_version
 
     def to_dict(self) -> dict:
-        return {"roster_version": ROSTER_VERSION, "assignment": self.assignment,
+        return {"manifest_version": MANIFEST_VERSION, "assignment": self.assignment,
                 "assignment_digest": self.assignment_digest, "seed": self.seed,
                 "grader_version": self.grader_version, "shard": None if self.shard is None else str(self.shard),
                 "max_score": self.max_score,
@@ -46,19 +46,19 @@ class Roster:
                 "ignored": [{"path": path, "why": why} for path, why in self.ignored]}
 
     @classmethod
-    def from_dict(cls, data: Any, where: str) -> Roster:
-        """A roster read back; anything malformed is a :class:`UsageError` naming ``where``."""
+    def from_dict(cls, data: Any, where: str) -> Manifest:
+        """A manifest read back; anything malformed is a :class:`UsageError` naming ``where``."""
         try:
-            if data["roster_version"] != ROSTER_VERSION:
-                raise UsageError(f"{where}: roster version {data['roster_version']!r}, this grader reads "
-                                 f"{ROSTER_VERSION}; merge with the grader version that wrote it")
+            if data["manifest_version"] != MANIFEST_VERSION:
+                raise UsageError(f"{where}: manifest version {data['manifest_version']!r}, this grader reads "
+                                 f"{MANIFEST_VERSION}; merge with the grader version that wrote it")
             students: dict[str, str | None] = {}
             for entry in data["students"]:
                 student, problem = entry["id"], entry["problem"]
                 if not isinstance(student, str) or not (problem is None or isinstance(problem, str)):
                     raise TypeError("a student is an id and a problem (or null)")
                 students[student] = problem
-            roster = cls(
+            manifest = cls(
                 assignment=_typed(data["assignment"], str), assignment_digest=_typed(data["assignment_digest"], str),
                 seed=_typed(data["seed"], int), grader_version=_typed(data["grader_version"], str),
                 max_score=_typed(data["max_score"], (int, float)),  # as written: 100 stays 100, not 100.0
@@ -70,9 +70,9 @@ class Roster:
         except UsageError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise UsageError(f"{where} is not a roster this grader wrote ({type(error).__name__}: {error}); "
+            raise UsageError(f"{where} is not a manifest this grader wrote ({type(error).__name__}: {error}); "
                              "rerun that batch's grader grade command to write it again") from None
-        return roster
+        return manifest
 
 
 def _typed(value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -81,11 +81,11 @@ def _typed(value: Any, kind: type | tuple[type, ...]) -> Any:
     return value
 
 
-def class_summary(roster: Roster, rows: list[StudentRow], *, complete: bool = True) -> dict:
-    """``summary.json`` of a class: the statistics of ``rows`` over the roster's columns, then what
+def class_summary(manifest: Manifest, rows: list[StudentRow], *, complete: bool = True) -> dict:
+    """``summary.json`` of a class: the statistics of ``rows`` over the manifest's columns, then what
     the batch was (assignment, digest, seed, grader version), whether it is complete, the ignored files."""
-    summary = summarize(rows, max_score=roster.max_score, columns=roster.columns)
-    summary.update(assignment=roster.assignment, assignment_digest=roster.assignment_digest, seed=roster.seed,
-                   grader_version=roster.grader_version, complete=complete,
-                   ignored=[{"path": path, "why": why} for path, why in roster.ignored])
+    summary = summarize(rows, max_score=manifest.max_score, columns=manifest.columns)
+    summary.update(assignment=manifest.assignment, assignment_digest=manifest.assignment_digest, seed=manifest.seed,
+                   grader_version=manifest.grader_version, complete=complete,
+                   ignored=[{"path": path, "why": why} for path, why in manifest.ignored])
     return summary
