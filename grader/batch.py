@@ -15,17 +15,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
-from grader.class_stats import class_statistics
-from grader.discovery import Found, discover
+from grader.discovery import Discovery, Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
+from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder
 from grader.progress import Progress
 from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.results import SubmissionResult
 from grader.runner import new_seed
-from grader.scoring import StudentRow, columns_of, max_score_of, summarize
+from grader.scoring import StudentRow, columns_of, max_score_of
+from grader.shard import Shard
 from grader.spec import Assignment
 from grader.submission import sha256_of
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, Scope, ShownTo, Visibility
@@ -38,6 +39,7 @@ class BatchOptions:
     force: bool = False
     gradescope: bool = False                      # also write gradescope/<student>.json
     hidden_visibility: ShownTo = DEFAULT_HIDDEN_SHOWN_TO
+    shard: Shard | None = None                    # grade only this shard's students (grader.shard)
 
 
 @dataclass
@@ -69,6 +71,8 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     folder = OutputFolder(out)
     folder.prepare()
     found = discover(source, assignment.submission, folder.unpacked, exclude=out)
+    if options.shard is not None:
+        found = _only(found, options.shard)
     folder.save_identities(found.identities)
     seed = folder.seed(assignment, options.seed, new_seed())
     max_score = max_score_of(assignment)
@@ -120,16 +124,23 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         if own and runner is not None:
             runner.close()  # at once: sandboxes still running are killed, their results never written
     ordered = [rows[key] for key in sorted(rows)]
-    columns = columns_of(assignment)
-    summary = summarize(ordered, max_score=max_score, columns=columns)
-    summary["statistics"] = class_statistics(ordered, columns, {s.id: s.points for s in assignment.scenarios})
-    summary.update(assignment=assignment.id, title=assignment.title, assignment_digest=assignment.digest, seed=seed,
-                   grader_version=grader.__version__, complete=not interrupted,
-                   ignored=[{"path": path, "why": why} for path, why in found.ignored])
+    manifest = Manifest(assignment.id, assignment.digest, seed, grader.__version__, max_score, columns_of(assignment),
+                        {row.student_id: None if row.has_result else row.error for row in ordered},
+                        tuple(found.ignored), options.shard, title=assignment.title)
+    summary = class_summary(manifest, ordered, complete=not interrupted)
     if not interrupted:
-        folder.save_gradebook(ordered, summary, columns)
+        folder.save_gradebook(ordered, summary, manifest.columns)
+        folder.save_manifest(manifest)  # last: a manifest says the gradebook beside it is whole
     return BatchReport(ordered, summary, seed, graded=progress.graded, reused=progress.reused,
                        interrupted=interrupted, left=progress.total - progress.done)
+
+
+def _only(found: Discovery, shard: Shard) -> Discovery:
+    """``found`` cut down to ``shard``'s students. Ignored files are nobody's: every shard lists them all."""
+    return Discovery([item for item in found.submissions if shard.holds(item.student_id)],
+                     {student: why for student, why in found.problems.items() if shard.holds(student)},
+                     found.ignored,
+                     {student: who for student, who in found.identities.items() if shard.holds(student)})
 
 
 def _render_derived(folder: OutputFolder, student_id: str, result: SubmissionResult, options: BatchOptions,

@@ -157,11 +157,21 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Grade on the workers of this Dask scheduler (tcp://HOST:8786 or tls://...) instead of "
+                   "this machine; needs the [dask] extra (docs/cluster.md).")
+@click.option("--require-isolation", metavar="LEVEL",
+              help="Refuse to grade where a sandbox reaches less than LEVEL (such as uid-drop,landlock-v6): "
+                   "a class is never graded under mixed protection.")
+@click.option("--shard", metavar="I/N",
+              help="Grade only shard I of N (1 to N, by a hash of the student id: the same slice on every "
+                   "machine and rerun); needs --seed. grader merge puts the shards' folders together.")
 @_gradebook_options
 @click.pass_context
 def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
           jobs: int | None, seed: int | None, force: bool, output_formats: tuple[str, ...], hidden_visibility: str,
-          junit: Path | None, canvas_column: str | None, roster: Path | None, moodle_identity: str) -> None:
+          junit: Path | None, scheduler: str | None, require_isolation: str | None, shard: str | None,
+          canvas_column: str | None, roster: Path | None, moodle_identity: str) -> None:
     """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
 
     SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
@@ -170,26 +180,47 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     error, 3 grader bug, 130 interrupted (rerun to resume).
     """
     with _errors_to_exit_codes(context):
+        import contextlib
         import os
 
         from grader.batch import BatchOptions, grade_batch
+        from grader.errors import UsageError
+        from grader.isolation_level import Requirement, predicted, shown
         from grader.loading import find_solutions, load_assignment
         from grader.outdir import OutputFolder
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
         from grader.reporting import gradebook_options, write_report
+        from grader.shard import Shard
 
+        slice_ = Shard.parse(shard) if shard is not None else None
+        if slice_ is not None and seed is None:
+            raise UsageError(f"--shard {shard} needs --seed: every shard of a class must use the same seed, "
+                             "or grader merge refuses them (any number, e.g. --seed 2026)")
         _writable(out, "--out", folder=True)
         if junit is not None:
             _writable(junit, "--junit")
         lms_options = gradebook_options(canvas_column, roster, moodle_identity)
+        requirement = Requirement.parse(require_isolation) if require_isolation is not None else None
+        if scheduler is not None and jobs is not None:
+            raise UsageError("-j has no meaning with --scheduler: each worker grades as many submissions at once "
+                             "as it declares sandbox slots (dask worker --resources sandbox=N)")
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
+        if scheduler is None and requirement is not None and not requirement.met_by(predicted()):
+            raise UsageError(f"--require-isolation {requirement}: this machine's sandboxes reach "
+                             f"{shown(predicted())} (docs/security.md says how to run at a stronger level)")
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
                                gradescope="gradescope" in output_formats,
-                               hidden_visibility=ShownTo(hidden_visibility))
-        display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
-        report = grade_batch(submissions, assignment, out, options, on_update=display.update)
-        display.stop()
+                               hidden_visibility=ShownTo(hidden_visibility), shard=slice_)
+        with contextlib.ExitStack() as stack:
+            executor = None
+            if scheduler is not None:
+                from grader.cluster.executor import DaskExecutor
+                executor = stack.enter_context(DaskExecutor(assignment, scheduler, requirement))
+                executor.connect()  # every refusal before any grading
+            display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
+            report = grade_batch(submissions, assignment, out, options, on_update=display.update, executor=executor)
+            display.stop()
         if report.interrupted:
             click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
                        f"{'are' if report.graded != 1 else 'is'} saved in {out}"
@@ -200,7 +231,7 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         if junit is not None:
             _write_junit(junit, OutputFolder(out).stored_results(report.rows))
         click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
-                   f"with seed {report.seed} into {out}\n")
+                   f"with seed {report.seed} into {out}" + (f" (shard {slice_})" if slice_ else "") + "\n")
         click.echo(render_summary(report.summary), nl=False)
         click.echo(f"\nReport: {write_report(out).html}")
         _write_gradebooks(out, output_formats, lms_options)
@@ -235,6 +266,32 @@ def report(context: click.Context, out: Path, html_path: Path | None, with_stude
         click.echo(f"Report: {files.html}\nTables: {files.tables}/*.csv"
                    + (f"\nStudents' pages: {files.students}/" if files.students else ""))
         _write_gradebooks(out, output_formats, lms_options)
+
+
+@main.command()
+@click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The merged output folder: results/, gradebook.csv, summary.json, as one batch writes them.")
+@click.pass_context
+def merge(context: click.Context, folders: tuple[Path, ...], out: Path) -> None:
+    """Merge the output folders of several batches (the shards of a class) into one, from their results.
+
+    Rebuilds the gradebook, the summary and the class report without regrading. Refuses batches of
+    different assignment digests, seeds or grader versions, a student in two folders with different
+    results, an unfinished batch, and a missing shard. Exit status: 0 every student graded, 1 some
+    could not be graded, 2 usage error, 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        from grader.merge import merge_outputs
+        from grader.report.gradebook import render_summary
+
+        _writable(out, "--out", folder=True)
+        merged = merge_outputs(folders, out)
+        click.echo(f"Merged {_count(len(folders), 'folder')} ({_count(len(merged.rows), 'student')}, seed "
+                   f"{merged.manifest.seed}) into {out}" + (f"; class report: {merged.report}" if merged.report else "")
+                   + "\n")
+        click.echo(render_summary(merged.summary), nl=False)
+        context.exit(ExitCode.FAILED if merged.summary["ungradable"] else ExitCode.OK)
 
 
 @main.command("gradescope-package")

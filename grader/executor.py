@@ -81,10 +81,13 @@ class SandboxPool:
     """Up to ``size`` warm sandboxes, each in its own slot, lent to one submission at a time.
 
     A sandbox is started when a submission needs one and none is idle: its interpreter imports numpy
-    once and serves submission after submission, each in a fresh zygote."""
+    once and serves submission after submission, each in a fresh zygote. Its slots (and so its
+    sandbox users) are ``first_slot`` to ``first_slot + size - 1``: two pools of one machine must not
+    share one (a cluster worker claims its own, :mod:`grader.cluster.slots`)."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, first_slot: int = 0):
         self.size = size
+        self.first_slot = first_slot
         self._idle: queue.Queue[Sandbox] = queue.Queue()
         self._all: list[Sandbox] = []
         self._lock = threading.Lock()
@@ -107,7 +110,7 @@ class SandboxPool:
             if self._aborted:
                 raise RuntimeError("the sandbox pool was stopped")
             if len(self._all) < self.size:
-                box = Sandbox(slot=len(self._all))
+                box = Sandbox(slot=self.first_slot + len(self._all))
                 self._all.append(box)
                 return box
         return self._idle.get()

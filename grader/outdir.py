@@ -10,6 +10,8 @@ is read back on a rerun::
     report.html, report/*.csv  the class report and its tables (grader report)
     students/<student>.html    what each student reads (grader report --with-students)
     canvas.csv, moodle.csv, lti-scores.jsonl   gradebooks an LMS imports (--format canvas|moodle|lti)
+    manifest.json              what the gradebook was made of: the students, the ignored files, the columns,
+                               the shard (``grader merge`` reads it; :mod:`grader.manifest`)
     .work/                     the unpacked zip, when SUBMISSIONS is one
 
 A reader (or a rerun after SIGKILL) sees each file whole or not at all.
@@ -27,6 +29,7 @@ from pathlib import Path
 from grader import atomic
 from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
+from grader.manifest import Manifest
 from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.report.gradebook import write_csv
@@ -39,6 +42,7 @@ STATE_FILE = "batch.json"
 IDENTITIES_FILE = "identities.json"
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.html"
+MANIFEST_FILE = "manifest.json"
 
 
 class OutputFolder:
@@ -70,9 +74,13 @@ class OutputFolder:
             except (OSError, ValueError):
                 pass
         seed = fresh if requested is None else requested
-        atomic.write_text(state_file, json.dumps({"seed": seed, "assignment": plan.id,
-                                                  "assignment_digest": plan.digest}, indent=2) + "\n")
+        self.record_seed(plan.id, plan.digest, seed)
         return seed
+
+    def record_seed(self, assignment: str, digest: str, seed: int) -> None:
+        """Write ``batch.json``: the seed a rerun into this folder reuses."""
+        atomic.write_text(self.path / STATE_FILE, json.dumps({"seed": seed, "assignment": assignment,
+                                                              "assignment_digest": digest}, indent=2) + "\n")
 
     def stored(self, student_id: str) -> SubmissionResult | None:
         """The result stored for a student, or None when there is none (or it cannot be read)."""
@@ -186,6 +194,26 @@ class OutputFolder:
         """Write a derived file at the top of the folder (an LMS gradebook)."""
         atomic.write_text(self.path / name, text)
         return self.path / name
+
+    def save_manifest(self, manifest: Manifest) -> None:
+        text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        atomic.write_text(self.path / MANIFEST_FILE, text)
+
+    def manifest(self) -> Manifest | None:
+        """The manifest of the last batch that finished here, or None when there is none. One that
+        cannot be read is a :class:`UsageError` saying so."""
+        path = self.path / MANIFEST_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{path} cannot be read: {error}") from None
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise UsageError(f"{path} is not JSON ({error}); rerun that batch's grader grade command") from None
+        return Manifest.from_dict(data, str(path))
 
     def stored_results(self, rows: Iterable[StudentRow]) -> Iterator[tuple[str, SubmissionResult]]:
         """``(student_id, result)`` for every row with a stored result, read one at a time."""

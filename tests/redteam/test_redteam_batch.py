@@ -12,8 +12,9 @@ import subprocess
 
 import jsonschema
 import pytest
-from attacks import BY_ID, ROOT
-from conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
+
+from .attacks import BY_ID, ROOT
+from .conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 # The attacks most likely to reach a neighbour: the shared output folder, signals, strays, shadow files.
