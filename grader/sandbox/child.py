@@ -35,7 +35,8 @@ import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import encoding  # noqa: E402  (sibling modules, imported by path)
+import cleanup  # noqa: E402  (sibling modules, imported by path)
+import encoding  # noqa: E402
 import framing  # noqa: E402
 import landlock  # noqa: E402
 import proctree  # noqa: E402
@@ -191,8 +192,7 @@ def _retire(job_dir):
     proctree.kill_children(os.getpid())
     _reap()
     if job_dir:
-        import shutil
-        shutil.rmtree(job_dir, ignore_errors=True)
+        cleanup.remove_tree(job_dir)
     os._exit(0)
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import proctree
+from grader.sandbox.cleanup import remove_tree
 from grader.sandbox.decoding import decode
 from grader.sandbox.framing import FrameReader, ProtocolError, frame, pack_code
 from grader.sandbox.safe_text import printable
@@ -159,7 +160,7 @@ class Sandbox:
 
     def _remove_job_dir(self) -> None:
         if self.job_dir is not None:
-            shutil.rmtree(self.job_dir, ignore_errors=True)
+            remove_tree(self.job_dir)  # never raises: a folder it could not remove stays in the temp folder
             self.job_dir = None
 
     def __enter__(self) -> "Sandbox":
