@@ -2,8 +2,8 @@
 
 ``grader check`` calls this before anything else is imported, so the warden's interpreter loads
 numpy while the grader loads click, the spec and the checks. :class:`~grader.sandbox.launcher.Sandbox`
-adopts what this returns. Only modules the interpreter has loaded at startup are imported here
-(not json, which brings ``re``: ~10 ms before the warden could start).
+adopts what this returns. Only modules the interpreter has loaded at startup (and the C module
+``_socket``) are imported here: not json, which brings ``re``, on the way to starting the warden.
 """
 
 from __future__ import annotations
@@ -20,35 +20,27 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv[1].rpartition('/')[0]); import
          "child.main(sys.argv[2:])")
 
 
-# The warden's ends of its pipes are inheritable only while it is spawned, under this lock: a warden
-# spawned by another thread at that moment would inherit them (posix_spawn keeps every inheritable
-# descriptor), and with them a way into this warden's submissions.
+# The warden's end of its socket is inheritable only while it is spawned, under this lock: a warden
+# spawned by another thread at that moment would inherit it (posix_spawn keeps every inheritable
+# descriptor), and with it a way into this warden's submissions.
 _SPAWNING = _thread.allocate_lock()  # threading's Lock, without importing threading first
 
 
 class Warden:
-    """A started warden process and the grader's ends of its pipes."""
+    """A started warden process and the grader's end of its control socket.
+
+    The control socket (a Unix socket pair: message boundaries, and descriptors passed along) is
+    the warden's only tie to the grader: the grader sends it each zygote's plan with the zygote's
+    own pipes attached (:class:`ZygotePipes`), the warden reports what became of that zygote, and
+    its end of file tells the warden that the grader is gone."""
 
     def __init__(self) -> None:
-        job_r, self.job_w = os.pipe()
-        self.results_r, results_w = os.pipe()
-        lifeline_r, self.lifeline_w = os.pipe()
-        self.status_r, status_w = os.pipe()
-        self.out_r, out_w = os.pipe()
-        self.err_r, err_w = os.pipe()
-        # Scenario output goes to one of OUTPUT_CHANNELS pairs of pipes, in turn, so the output of a
-        # scenario still running is never mixed up with that of the one before it (see Sandbox.run_all).
-        self.channels_r: list[tuple[int, int]] = []
-        channels_w: list[tuple[int, int]] = []
-        for _ in range(OUTPUT_CHANNELS):
-            (channel_out_r, channel_out_w), (channel_err_r, channel_err_w) = os.pipe(), os.pipe()
-            self.channels_r.append((channel_out_r, channel_err_r))
-            channels_w.append((channel_out_w, channel_err_w))
-        # In the order child.main() reads them, after numpy's folder.
-        child_fds = (job_r, results_w, lifeline_r, status_w, *(fd for pair in channels_w for fd in pair))
+        import _socket  # a C module; socket.py would import selectors, enum... on the way to the warden
+        self.control, warden_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        child_fds = (warden_end.fileno(),)
         # LD_BIND_NOW: the warden binds every C symbol once, and each fork inherits the bindings;
-        # lazily, a scenario process bound (copying a page for) each function its zygote never
-        # called, ~15 of its ~450 page faults.
+        # lazily, a scenario process would bind (copying a page for) each function its zygote
+        # never called (benchmarks/README.md).
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": "/nonexistent",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "LD_BIND_NOW": "1"}
@@ -58,18 +50,50 @@ class Warden:
         # written as it happens, so it is attributed to the right scenario and survives a kill.
         argv = [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, numpy_path(), *map(str, child_fds)]
         # posix_spawn, not subprocess: importing subprocess alone took 10-20 ms, on the way to
-        # starting the sandbox. stdin is /dev/null, a session of its own; child.main moves to "/".
+        # starting the sandbox. stdin and stdout are /dev/null (each zygote gets output pipes of its
+        # own), stderr is the grader's: the warden writes there only if it fails. A session of its own.
         actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+                   (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0)]
         with _SPAWNING:
             try:
                 for fd in child_fds:
                     os.set_inheritable(fd, True)
                 pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
             finally:
-                for fd in (*child_fds, out_w, err_w):
-                    os.close(fd)
+                warden_end.close()
         self.process = WardenProcess(pid)
+
+
+class ZygotePipes:
+    """Fresh pipes for one zygote, made by the grader: it keeps one end of each, and hands the
+    other ends to the warden (which passes them to that zygote alone and closes its copies).
+    Nothing a zygote or its strays held can reach the next one: the next one gets new pipes."""
+
+    def __init__(self, channels: int = OUTPUT_CHANNELS) -> None:
+        self.job_r, self.job_w = os.pipe()
+        self.results_r, self.results_w = os.pipe()
+        self.out_r, self.out_w = os.pipe()
+        self.err_r, self.err_w = os.pipe()
+        # Scenario output goes to one of the output channels, in turn, so the output of a scenario
+        # still running is never mixed up with that of the one before it (see Sandbox.run_all).
+        self.channels_r: list[tuple[int, int]] = []
+        self._channels_w: list[int] = []
+        for _ in range(channels):
+            (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
+            self.channels_r.append((out_r, err_r))
+            self._channels_w += [out_w, err_w]
+
+    def child_ends(self) -> list[int]:
+        """In the order child.Warden._start reads them: job, results, stdout, stderr, channels."""
+        return [self.job_r, self.results_w, self.out_w, self.err_w, *self._channels_w]
+
+    def close_child_ends(self) -> None:
+        for fd in self.child_ends():
+            os.close(fd)
+        self._channels_w = []
+
+    def grader_ends(self) -> list[int]:
+        return [self.job_w, self.results_r, self.out_r, self.err_r, *(fd for pair in self.channels_r for fd in pair)]
 
 
 class WardenProcess:
