@@ -45,6 +45,7 @@ import zygote  # noqa: E402
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _FDS_MAX = 32           # descriptors one start message may carry
 _START_MAX = 1 << 20    # bytes of one start message
 
@@ -66,6 +67,9 @@ class Warden:
     def __init__(self, control_fd):
         import _socket
         zygote.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        # Not dumpable: its /proc files become root's, so no process of its uid (a sandbox without
+        # Landlock, as an ordinary user) can open /proc/<warden>/mem or ptrace it. Its forks inherit this.
+        zygote.prctl(_PR_SET_DUMPABLE, 0)
         import numpy  # noqa: F401  preloaded once, shared by every fork below
         self.control = _socket.socket(fileno=control_fd)
         self.wake_r, wake_w = os.pipe()
@@ -259,7 +263,9 @@ def _keeper(plan, fds, kept, report_w):
     namespaces, then the reaper as their process 1."""
     _trusted_child({0, 1, 2, report_w, *_zygote_fds(fds), *kept})
     contained = _join_cgroups(plan)
+    zygote.prctl(_PR_SET_DUMPABLE, 1)  # its own /proc/self/uid_map is writable only while it is
     contained += namespaces.enter(as_root=False)
+    zygote.prctl(_PR_SET_DUMPABLE, 0)
     pid = os.fork()
     if pid == 0:
         _reaper(plan, fds, kept, report_w, contained, joined=True)  # never returns

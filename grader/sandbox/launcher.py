@@ -248,10 +248,14 @@ class Sandbox:
         """Kill every process of the current container but the zygote: the strays a scenario left.
         Orphans come to the container's reaper (or, without one, to the warden: both are subreapers),
         while the scenario processes, the next one included, are the zygote's children."""
+        return self._sweep(with_zygote_children=False)
+
+    def _sweep(self, with_zygote_children: bool) -> int:
         zygote = self._current
         if zygote is None or zygote.pid is None or zygote.ended is not None or self.process.poll() is not None:
             return 0
-        return proctree.kill_children(zygote.reaper or self.process.pid, keep=frozenset({zygote.pid}))
+        roots = [zygote.reaper or self.process.pid] + ([zygote.pid] if with_zygote_children else [])
+        return proctree.kill_children(roots, keep=frozenset({zygote.pid}))
 
     # ------------------------------------------------------------------ protocol
 
@@ -364,8 +368,8 @@ class Sandbox:
         self._drain_zygote_output()
         outcome.stdout, outcome.stderr = self._end_capture()
         self._take_reports()
-        if outcome.ok:
-            self.sweep()
+        if outcome.ok:  # no scenario has started yet: every other process, the zygote's children too, is a stray
+            self._sweep(with_zygote_children=True)
         return outcome
 
     def run(self, index: int, seconds: float, scenario: dict) -> RunOutcome:
