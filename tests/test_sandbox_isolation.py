@@ -147,7 +147,8 @@ def test_a_cgroup_container_is_killed_as_a_whole_and_removed():
     where = cgroups.hierarchy()
     if where is None or where.unified is None:
         pytest.skip("no writable cgroup v2 here")
-    container = cgroups.Container(where, f"test-{os.getpid()}", pids_max=20, memory_bytes=256 << 20)
+    container = cgroups.Container(where, f"test-{os.getpid()}")
+    container.limit(pids=20, memory_bytes=256 << 20)
     assert any("cgroup" in join["gives"] for join in container.joins)
     reader, writer = os.pipe()
     pid = os.fork()

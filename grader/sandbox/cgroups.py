@@ -66,47 +66,54 @@ def hierarchy() -> Hierarchy | None:
 
 
 class Container:
-    """One zygote's cgroups: made by the grader, joined by the zygote's keeper, killed, removed."""
+    """One sandbox's cgroups: made by the grader, joined by each zygote's reaper (or keeper), killed
+    as a whole, found empty (and then reused for the next zygote), removed."""
 
-    def __init__(self, where: Hierarchy, name: str, pids_max: int, memory_bytes: int) -> None:
+    def __init__(self, where: Hierarchy, name: str) -> None:
         self.folders: list[Path] = []
-        self.joins: list[dict] = []  # for the keeper: {"procs": file to write its pid in, "gives": names}
         self._unified: Path | None = None
+        self._controllers: dict[Path, list[str]] = {}
+        self._gives: dict[Path, list[str]] = {}   # folder -> what joining it gives, once limited
         made: dict[Path, list[str]] = {}
         if where.unified is not None:
-            made[where.unified] = ["cgroup"]
+            made[where.unified] = []
         for controller, base in where.limits.items():
-            made.setdefault(base, []).append(f"{controller}-limit")
-        for base, gives in made.items():
+            made.setdefault(base, []).append(controller)
+        for base, controllers in made.items():
             folder = base / name
             try:
-                folder.mkdir()
-            except FileExistsError:  # left by a zygote of ours that could not be removed: a fresh name
-                folder = base / f"{name}-{time.monotonic_ns()}"
                 folder.mkdir()
             except OSError:
                 continue
             self.folders.append(folder)
-            kept = [item for item in gives if item == "cgroup" or self._limit(folder, item, pids_max, memory_bytes)]
+            self._controllers[folder] = controllers
+            self._gives[folder] = ["cgroup"] if base == where.unified else []
             if base == where.unified:
                 self._unified = folder
-            if kept:
-                self.joins.append({"procs": str(folder / "cgroup.procs"), "gives": kept})
 
-    @staticmethod
-    def _limit(folder: Path, item: str, pids_max: int, memory_bytes: int) -> bool:
-        files = {"pids-limit": [("pids.max", pids_max)],
-                 "memory-limit": [("memory.max", memory_bytes), ("memory.swap.max", 0),
-                                  ("memory.limit_in_bytes", memory_bytes)]}[item]
-        done = False
-        for file, value in files:
-            if (folder / file).exists():
-                try:
-                    (folder / file).write_text(str(value))
-                    done = done or file != "memory.swap.max"
-                except OSError:
-                    pass
-        return done
+    @property
+    def joins(self) -> list[dict]:
+        """For the reaper (or keeper): each ``cgroup.procs`` file to write its pid in, and what that gives."""
+        return [{"procs": str(folder / "cgroup.procs"), "gives": gives} for folder, gives in self._gives.items() if gives]
+
+    def limit(self, pids: int, memory_bytes: int) -> None:
+        """Set the limits of the zygote to come: its tasks (threads included), its memory (page cache included)."""
+        files = {"pids": [("pids.max", pids)],
+                 "memory": [("memory.max", memory_bytes), ("memory.swap.max", 0), ("memory.limit_in_bytes", memory_bytes)]}
+        for folder, controllers in self._controllers.items():
+            gives = ["cgroup"] if folder == self._unified else []
+            for controller in controllers:
+                done = False
+                for file, value in files[controller]:
+                    if (folder / file).exists():
+                        try:
+                            (folder / file).write_text(str(value))
+                            done = done or file != "memory.swap.max"
+                        except OSError:
+                            pass
+                if done:
+                    gives.append(f"{controller}-limit")
+            self._gives[folder] = gives
 
     def kill(self) -> None:
         """SIGKILL every process in the container: one write in cgroup v2, else one by one."""

@@ -9,14 +9,13 @@ its subtree) and the warden is reused only once it reports that container provab
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import signal
 import tempfile
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Iterable, Iterator
@@ -24,9 +23,9 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import proctree
 from grader.sandbox.cleanup import remove_tree
-from grader.sandbox.framing import frame, pack_code
+from grader.sandbox.framing import pack_code
 from grader.sandbox.intake import Budget, Intake
-from grader.sandbox.safe_text import printable
+from grader.sandbox.link import Capture, ZygoteLink
 from grader.sandbox.spawn import Warden, ZygotePipes
 
 if TYPE_CHECKING:
@@ -36,26 +35,6 @@ if TYPE_CHECKING:
 
 STARTUP_SECONDS = 60.0  # a clean interpreter plus numpy, even on a loaded machine
 CONTAINER_SECONDS = 10.0  # for a killed zygote's container to be reported empty
-_CHUNK = 65536
-
-
-@dataclass
-class Capture:
-    """The first ``limit`` bytes of a stream; the rest is counted and dropped, never held."""
-
-    limit: int
-    data: bytearray = field(default_factory=bytearray)
-    dropped: int = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = self.limit - len(self.data)
-        self.data += chunk[:max(room, 0)]
-        self.dropped += max(len(chunk) - max(room, 0), 0)
-
-    def text(self) -> str:
-        text = printable(self.data.decode("utf-8", errors="replace"))
-        return text + (f"\n... [{self.dropped:,} more bytes not shown]" if self.dropped else "")
-
 
 @dataclass
 class _Queued:
@@ -65,21 +44,6 @@ class _Queued:
     seconds: float
     channel: int
     written: float
-
-
-class _Zygote:
-    """One zygote as the grader sees it: its pipes, its container, what it has sent."""
-
-    def __init__(self, pipes: ZygotePipes, intake: Intake, container: Container | None) -> None:
-        self.pipes, self.intake, self.container = pipes, intake, container
-        self.pid: int | None = None        # as the warden reported it (None: not started yet)
-        self.reaper: int | None = None     # process 1 of its container (None: the zygote is the warden's child)
-        self.ended: dict | None = None     # the warden's report that its container is over
-        self.outbox = bytearray()          # bytes for the job pipe, written as it takes them
-
-    @property
-    def namespaced(self) -> bool:
-        return "pid-namespace" in self.intake.isolation
 
 
 class Sandbox:
@@ -101,8 +65,8 @@ class Sandbox:
         self._closed = False
         self._claim: UidClaim | None = None
         self._budget = Budget()
-        self._zygotes = 0
-        self._current: _Zygote | None = None
+        self._cgroup: Container | None = None  # this sandbox's cgroup, reused while provably empty
+        self._current: ZygoteLink | None = None
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
@@ -113,16 +77,11 @@ class Sandbox:
         self._zygote: int | None = None
         self._dead = False  # the current zygote is gone (or the whole warden)
         self._next_channel = 0
-        # Where output read now goes, per stream: the zygote's own pipes (import time, and anything
-        # the zygote prints later, charged to the scenario running) and each output channel's.
-        self._captures = (Capture(0), Capture(0))
-        self._channel_captures: list[tuple[Capture, Capture]] = []
-        self._fd_role: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
     def _spawn(self, warden: Warden | None = None) -> None:
-        warden = warden or Warden()
+        self._warden = warden = warden or Warden()
         self.process = warden.process
         self._control = warden.control
         self._control.setblocking(False)
@@ -155,6 +114,9 @@ class Sandbox:
         self._closed = True
         self._retire_warden()
         self._remove_job_dir()
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
         if self._claim is not None:
             self._claim.release()
             self._claim = None
@@ -173,44 +135,34 @@ class Sandbox:
         the warden is retired, with everything under it); then close its pipes, remove its cgroup
         and the job folder."""
         zygote = self._current
-        if zygote is not None and not self._warden_dead:
-            if zygote.ended is None:
+        if zygote is not None:
+            if zygote.ended is None and not self._warden_dead:
                 deadline = time.monotonic() + CONTAINER_SECONDS
                 self._pump(lambda: zygote.pid is not None or zygote.ended is not None, deadline)
                 self._kill_container()
                 self._dead = False  # pump on until the warden reports the container over
                 self._pump(lambda: zygote.ended is not None, deadline)
-            if not self._container_empty(zygote):
+            if not self._container_empty(zygote) and not self._warden_dead:
                 self._retire_warden()
         if self._current is not None:
             self._close_zygote()
         self._remove_job_dir()
 
-    def _container_empty(self, zygote: _Zygote) -> bool:
-        if zygote.ended is None:
-            return False
-        empty = bool(zygote.ended.get("empty"))
+    def _container_empty(self, zygote: ZygoteLink) -> bool:
+        """Whether the warden reported the container empty, and its cgroup (if any) is; a cgroup
+        found otherwise is killed, and replaced for the next zygote unless it empties at once."""
+        empty = zygote.ended is not None and bool(zygote.ended.get("empty"))
         if zygote.container is not None and not zygote.container.empty():
             zygote.container.kill()
             empty = zygote.container.wait_empty(1.0) and empty
+        if not empty and zygote.container is not None:  # not to be reused: a fresh one for the next zygote
+            zygote.container.remove()
+            self._cgroup = None
         return empty
 
     def _close_zygote(self) -> None:
-        self._drain(*(fd for fd, role in self._fd_role.items() if role[0] != "job"))
         zygote, self._current = self._current, None
-        for fd in zygote.pipes.grader_ends():
-            if fd in self._fd_role:
-                try:
-                    self._selector.unregister(fd)
-                except (KeyError, ValueError, OSError):
-                    pass
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._fd_role = {}
-        if zygote.container is not None:
-            zygote.container.remove()
+        zygote.close()
 
     def _remove_job_dir(self) -> None:
         if self.job_dir is not None:
@@ -285,20 +237,20 @@ class Sandbox:
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
         pipes = ZygotePipes()
-        self._current = zygote = _Zygote(pipes, Intake(self._budget), self._new_container(job))
-        self._register(pipes)
+        self._current = zygote = ZygoteLink(pipes, Intake(self._budget), self._container_for(job), self._selector)
         plan = self.plan.child_config(self.job_dir)
         if zygote.container is not None:
             plan["cgroup"] = zygote.container.joins
         # The plan goes to the warden, with the zygote's pipes; the job (the submission's code, its
         # name, its limits) goes into the zygote's own job pipe: no warden holds a byte of it.
-        self._tell_warden({"kind": "start", "plan": plan}, pipes.child_ends())
+        if not self._warden.start(plan, pipes.child_ends()):
+            self._dead = self._warden_dead = True
         pipes.close_child_ends()
         # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
         config = {**job, "kind": "job", "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
         if code is not None:
             config["code"] = pack_code(code)
-        self._write(config)
+        zygote.send(config)
 
     def _plan_now(self) -> IsolationPlan:
         """The isolation plan; as root, with a sandbox uid this process holds machine-wide."""
@@ -314,29 +266,21 @@ class Sandbox:
             return self.plan
         return plan_isolation(self.slot, uid=self._claim.uid if self._claim else None)
 
-    def _new_container(self, job: dict) -> Container | None:
+    def _container_for(self, job: dict) -> Container | None:
+        """This sandbox's cgroup (made once, where the machine allows, and reused while it is found
+        empty after each zygote), with the limits of this job."""
         if not self.plan.cgroups:
             return None
         from grader.sandbox import cgroups
         where = cgroups.hierarchy()
         if where is None:
             return None
-        self._zygotes += 1
-        headroom = (self.plan.nproc or 0) + 4  # its reaper and keeper, and room for a zombie or two
-        return cgroups.Container(where, f"{self.slot}-{self._zygotes}", pids_max=headroom,
-                                 memory_bytes=(job["memory_mb"] + 128) * 1024 * 1024)
-
-    def _register(self, pipes: ZygotePipes) -> None:
-        self._channel_captures = [(Capture(0), Capture(0)) for _ in pipes.channels_r]
-        roles = {pipes.results_r: ("results",), pipes.out_r: ("capture", 0), pipes.err_r: ("capture", 1)}
-        for number, (out_r, err_r) in enumerate(pipes.channels_r):
-            roles[out_r], roles[err_r] = ("channel", number, 0), ("channel", number, 1)
-        for fd in roles:
-            os.set_blocking(fd, False)
-            self._selector.register(fd, selectors.EVENT_READ)
-        os.set_blocking(pipes.job_w, False)
-        roles[pipes.job_w] = ("job",)
-        self._fd_role = roles
+        if self._cgroup is None:
+            self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
+        # Processes: the sandbox's own, and its reaper and keeper. Memory: the submission's whole
+        # container, zygote and page cache included.
+        self._cgroup.limit(pids=(self.plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 128) * 1024 * 1024)
+        return self._cgroup
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
         """Wait for the submission's import (the import limit starts once the sandbox is up)."""
@@ -365,7 +309,8 @@ class Sandbox:
                 outcome.problem = f"importing the submission took longer than {import_seconds:g} s"
                 self._kill_container()
         outcome.duration = time.monotonic() - begin
-        self._drain_zygote_output()
+        if zygote is not None:
+            zygote.drain(results=False)
         outcome.stdout, outcome.stderr = self._end_capture()
         self._take_reports()
         if outcome.ok:  # no scenario has started yet: every other process, the zygote's children too, is a stray
@@ -391,7 +336,8 @@ class Sandbox:
         queued: deque[_Queued] = deque()
         previous_end = 0.0
         while True:
-            while len(queued) < len(self._channel_captures) and self._queue_next(runs, queued):
+            while self._current is not None and len(queued) < len(self._current.channel_captures) and \
+                    self._queue_next(runs, queued):
                 pass
             if not queued:
                 return
@@ -410,11 +356,12 @@ class Sandbox:
         if following is None:
             return False
         index, seconds, scenario = following
+        zygote = self._current
         channel = self._next_channel
-        self._next_channel = (channel + 1) % len(self._channel_captures)
-        self._channel_captures[channel] = self._fresh_captures()
-        self._current.intake.expect(index)
-        self._write({"run": index, "channel": channel, "scenario": scenario})
+        self._next_channel = (channel + 1) % len(zygote.channel_captures)
+        zygote.channel_captures[channel] = self._fresh_captures()
+        zygote.intake.expect(index)
+        zygote.send({"run": index, "channel": channel, "scenario": scenario})
         queued.append(_Queued(index, seconds, channel, written=time.monotonic()))
         return True
 
@@ -425,7 +372,7 @@ class Sandbox:
         if self._dead or zygote is None:
             outcome.sandbox_died = True
             return outcome
-        self._captures = self._channel_captures[run.channel]
+        zygote.captures = zygote.channel_captures[run.channel]
         intake = zygote.intake
         finished = self._pump(lambda: intake.exit(run.index) is not None or intake.exceeded is not None,
                               begin + run.seconds)
@@ -444,8 +391,7 @@ class Sandbox:
             self.sweep()  # first: a stray's last words land here, not in a later run on this channel
         self._collect(run.index, outcome)
         intake.forget(run.index)
-        self._drain(*(fd for fd, role in self._fd_role.items()
-                      if role[0] == "capture" or role[:2] == ("channel", run.channel)))
+        zygote.drain(results=False, channel=run.channel)
         outcome.stdout, outcome.stderr = self._end_capture()
         return outcome
 
@@ -472,51 +418,6 @@ class Sandbox:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _tell_warden(self, message: dict, fds: list[int]) -> None:
-        import _socket
-        body = json.dumps(message).encode()
-        try:
-            self._control.setblocking(True)
-            self._control.sendmsg([body], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _ints(fds))])
-        except OSError:
-            self._dead = self._warden_dead_now()
-        finally:
-            if not self._warden_dead:
-                self._control.setblocking(False)
-
-    def _warden_dead_now(self) -> bool:
-        self._warden_dead = True
-        return True
-
-    def _write(self, message: dict) -> None:
-        """Queue a message for the zygote's job pipe; what the pipe takes now is written now, the
-        rest by the pump as the zygote reads (a blocking write could wait on a zygote that waits on us)."""
-        zygote = self._current
-        if zygote is None:
-            return
-        zygote.outbox += frame(message)
-        self._flush(zygote)
-
-    def _flush(self, zygote: _Zygote) -> None:
-        job_w = zygote.pipes.job_w
-        try:
-            while zygote.outbox:
-                written = os.write(job_w, zygote.outbox[:_CHUNK * 4])
-                del zygote.outbox[:written]
-        except BlockingIOError:
-            pass
-        except OSError:  # the zygote is gone
-            zygote.outbox.clear()
-        self._want_write(zygote, bool(zygote.outbox))
-
-    def _want_write(self, zygote: _Zygote, wanted: bool) -> None:
-        job_w = zygote.pipes.job_w
-        registered = job_w in self._selector.get_map()
-        if wanted and not registered:
-            self._selector.register(job_w, selectors.EVENT_WRITE)
-        elif not wanted and registered:
-            self._selector.unregister(job_w)
-
     def _pump(self, done, deadline: float) -> bool:
         """Read every pipe until ``done()`` or the deadline; False on timeout or death."""
         while not done():
@@ -532,97 +433,45 @@ class Sandbox:
     def _event(self, fd: int) -> None:
         if fd == self._control.fileno():
             self._warden_reports()
-            return
-        role = self._fd_role.get(fd)
-        if role is None:
-            return
-        if role[0] == "job":
-            self._flush(self._current)
-            return
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:  # every writer is gone: the zygote and whatever held a copy
-            self._selector.unregister(fd)
-            del self._fd_role[fd]
-            return
-        self._take(fd, role, chunk)
-
-    def _take(self, fd: int, role: tuple, chunk: bytes) -> None:
-        if role[0] == "results":
-            self._current.intake.feed(chunk)
-        elif role[0] == "capture":
-            self._captures[role[1]].add(chunk)
-        else:
-            self._channel_captures[role[1]][role[2]].add(chunk)
+        elif self._current is not None and self._current.owns(fd):
+            self._current.readable(fd)
 
     def _warden_reports(self) -> None:
         """The warden's reports (trusted): which pid the zygote has, and when its container is over."""
-        while True:
-            try:
-                body = self._control.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                body = b""
-            if not body:
-                self._selector.unregister(self._control.fileno())
-                self._dead = self._warden_dead = True
-                return
-            report = json.loads(body)
-            zygote = self._current
-            if zygote is None:
-                continue
+        reports, alive = self._warden.reports()
+        if not alive:
+            self._selector.unregister(self._control.fileno())
+            self._dead = self._warden_dead = True
+        zygote = self._current
+        for report in reports if zygote is not None else ():
             if "zygote" in report and zygote.pid is None:
                 zygote.pid, zygote.reaper = report["zygote"], report.get("reaper")
                 self._zygote = zygote.pid
             elif "exited" in report and report["exited"] == zygote.pid:
                 # Everything the dead zygote wrote is in the pipes already: read it before concluding.
-                self._drain(zygote.pipes.results_r)
+                zygote.drain(own=False)
                 zygote.ended = report
                 self._dead = True
 
-    def _drain(self, *fds: int) -> None:
-        """Read what dead writers left in these pipes, without waiting for more."""
-        for fd in fds:
-            role = self._fd_role.get(fd)
-            if role is None or role[0] == "job":
-                continue
-            for _ in range(64):
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except (BlockingIOError, OSError):
-                    break
-                if not chunk:
-                    break
-                self._take(fd, role, chunk)
-
-    def _drain_zygote_output(self) -> None:
-        self._drain(*(fd for fd, role in self._fd_role.items() if role[0] == "capture"))
-
     def _begin_capture(self) -> None:
-        self._captures = self._fresh_captures()
+        if self._current is not None:
+            self._current.captures = self._fresh_captures()
 
     def _fresh_captures(self) -> tuple[Capture, Capture]:
         """Empty stdout and stderr captures, each bounded by the job's output limit."""
         return Capture(self.output_limit), Capture(self.output_limit)
 
     def _end_capture(self) -> tuple[str, str]:
-        return self._captures[0].text(), self._captures[1].text()
+        if self._current is None:
+            return "", ""
+        out, err = self._current.captures
+        return out.text(), err.text()
 
     def _death_or(self, default: str) -> str:
         code = self.process.poll()
         if code is None:
             return default
         return default + (f" (killed by signal {-code})" if code < 0 else f" (exit code {code})")
-
-
-def _ints(fds: list[int]) -> bytes:
-    import struct
-    return struct.pack(f"={len(fds)}i", *fds)
 
 
 _undumpable = False

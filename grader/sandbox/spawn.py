@@ -63,6 +63,37 @@ class Warden:
                 warden_end.close()
         self.process = WardenProcess(pid)
 
+    def start(self, plan: dict, fds: list[int]) -> bool:
+        """Send the warden a zygote's plan, with the zygote's ends of its pipes; False if it is gone."""
+        import _socket
+        import json
+        import struct
+        body = json.dumps({"kind": "start", "plan": plan}).encode()
+        blocking = self.control.getblocking()
+        try:
+            self.control.setblocking(True)
+            self.control.sendmsg([body], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"={len(fds)}i", *fds))])
+            return True
+        except OSError:
+            return False
+        finally:
+            self.control.setblocking(blocking)
+
+    def reports(self) -> tuple[list[dict], bool]:
+        """The warden's reports waiting on the (non-blocking) socket, and whether it is still there."""
+        import json
+        reports = []
+        while True:
+            try:
+                body = self.control.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return reports, True
+            except OSError:
+                body = b""
+            if not body:
+                return reports, False
+            reports.append(json.loads(body))
+
 
 class ZygotePipes:
     """Fresh pipes for one zygote, made by the grader: it keeps one end of each, and hands the
