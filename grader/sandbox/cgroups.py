@@ -82,6 +82,7 @@ class Container:
         for base, controllers in made.items():
             folder = base / name
             try:
+                _ensure_base(base, [c for c in controllers if base == where.unified])
                 folder.mkdir()
             except OSError:
                 continue
@@ -159,6 +160,23 @@ class Container:
                 except OSError:
                     time.sleep(0.001)
         self.folders = []
+
+
+def release(where: Hierarchy) -> None:
+    """Remove this process's folders once they hold no container (a later Container makes them again)."""
+    for base in {where.unified, *where.limits.values()} - {None}:
+        try:
+            base.rmdir()
+        except OSError:
+            pass  # another sandbox of this process still has its container in it
+
+
+def _ensure_base(base: Path, controllers: list[str]) -> None:
+    """Our folder under the hierarchy, made again if :func:`release` removed it."""
+    if not base.is_dir():
+        base.mkdir(exist_ok=True)
+        for controller in controllers:
+            (base / "cgroup.subtree_control").write_text(f"+{controller}")
 
 
 def _procs(folder: Path) -> list[int]:

@@ -51,33 +51,38 @@ _START_MAX = 1 << 20    # bytes of one start message
 
 
 def main(argv):
-    """``argv``: numpy's folder, then the control socket's descriptor, as spawn.py passes them."""
+    """``argv``: numpy's folder, the control socket's descriptor and (as root) the sandbox uid, as
+    spawn.py passes them."""
     os.chdir("/")  # spawned in the grader's working folder: hold none of its folders
     numpy_dir, control = argv[0], int(argv[1])
+    uid = int(argv[2]) if len(argv) > 2 else None
     # posix_spawn passes on whatever is inheritable in the grader, such as a descriptor its own
     # parent left open (a CI runner's log): none may reach student code.
     zygote.close_all_but({0, 1, 2, control})
     sys.path.append(numpy_dir)  # started with -S: numpy's folder, and nothing else from site
-    Warden(control).serve()
+    Warden(control, uid).serve()
 
 
 class Warden:
     """Serves zygotes one after the other, each in a fresh fork of this clean process."""
 
-    def __init__(self, control_fd):
+    def __init__(self, control_fd, uid=None):
         import _socket
         zygote.prctl(_PR_SET_CHILD_SUBREAPER, 1)
         # Not dumpable: its /proc files become root's, so no process of its uid (a sandbox without
         # Landlock, as an ordinary user) can open /proc/<warden>/mem or ptrace it. Its forks inherit this.
         zygote.prctl(_PR_SET_DUMPABLE, 0)
+        self.current = None       # the container being served: a dict, see _start
+        self.cleaned_uids = set()  # sandbox uids whose leftovers (of an earlier grader) are gone
+        if uid is not None:  # now, while the grader starts up, and while this image is small
+            self._kill_uid(uid)
+            self.cleaned_uids.add(uid)
         import numpy  # noqa: F401  preloaded once, shared by every fork below
         self.control = _socket.socket(fileno=control_fd)
         self.wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        self.current = None       # the container being served: a dict, see _start
-        self.cleaned_uids = set()  # sandbox uids whose leftovers (of an earlier grader) are gone
         self.reachable = False
         self.home = namespaces.home() if os.geteuid() == 0 else {}  # to come back after making new ones
 

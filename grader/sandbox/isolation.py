@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import landlock
+from grader.sandbox.uids import DEFAULT_BASE as DEFAULT_UID_BASE
+from grader.sandbox.uids import base as uid_base
 
-DEFAULT_UID_BASE = 61000
 NPROC_HEADROOM = 64      # tasks (threads included) a sandbox may have at once, of its own
 FILE_SIZE_MB = 16
 
@@ -77,10 +78,6 @@ def plan_isolation(slot: int = 0, uid: int | None = None) -> IsolationPlan:
         uid = None
     return IsolationPlan(uid=uid, landlock_abi=abi, nproc=NPROC_HEADROOM, namespaces=True,
                          seccomp=seccomp.supported(), cgroups=True)
-
-
-def uid_base() -> int:
-    return int(os.environ.get("GRADER_SANDBOX_UID_BASE", DEFAULT_UID_BASE))
 
 
 @functools.cache

@@ -81,7 +81,10 @@ class Sandbox:
     # ------------------------------------------------------------------ lifecycle
 
     def _spawn(self, warden: Warden | None = None) -> None:
-        self._warden = warden = warden or Warden()
+        if warden is None:
+            warden = Warden(self.slot, claim=self._claim, uid=self._plan.uid if self._plan is not None else None)
+        self._warden = warden
+        self._claim = warden.claim or self._claim
         self.process = warden.process
         self._control = warden.control
         self._control.setblocking(False)
@@ -115,8 +118,10 @@ class Sandbox:
         self._retire_warden()
         self._remove_job_dir()
         if self._cgroup is not None:
+            from grader.sandbox import cgroups
             self._cgroup.remove()
             self._cgroup = None
+            cgroups.release(cgroups.hierarchy())
         if self._claim is not None:
             self._claim.release()
             self._claim = None
@@ -253,15 +258,10 @@ class Sandbox:
         zygote.send(config)
 
     def _plan_now(self) -> IsolationPlan:
-        """The isolation plan; as root, with a sandbox uid this process holds machine-wide."""
-        from grader.sandbox import uids
-        from grader.sandbox.isolation import plan_isolation, uid_base
+        """The isolation plan; as root, with the sandbox uid its warden holds machine-wide."""
+        from grader.sandbox.isolation import plan_isolation
         if self._plan is not None:
-            if self._plan.uid is not None and (self._claim is None or self._claim.uid != self._plan.uid):
-                self._claim = uids.claim_exactly(self._plan.uid)
             return self._plan
-        if os.geteuid() == 0 and self._claim is None:
-            self._claim = uids.claim(uid_base() + self.slot)
         if self.plan is not None and (self._claim is None or self.plan.uid == self._claim.uid):
             return self.plan
         return plan_isolation(self.slot, uid=self._claim.uid if self._claim else None)

@@ -11,6 +11,10 @@ from __future__ import annotations
 import _thread
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.sandbox.uids import UidClaim
 
 OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
@@ -34,8 +38,15 @@ class Warden:
     own pipes attached (:class:`ZygotePipes`), the warden reports what became of that zygote, and
     its end of file tells the warden that the grader is gone."""
 
-    def __init__(self) -> None:
+    def __init__(self, slot: int = 0, claim: UidClaim | None = None, uid: int | None = None) -> None:
+        """As root the warden is given its sandbox uid, held machine-wide: ``claim`` (one held
+        already), else ``uid`` itself, else the first free one from base + ``slot``. It kills any
+        process of that uid (a dead grader's leftovers) while it starts, before its first zygote."""
         import _socket  # a C module; socket.py would import selectors, enum... on the way to the warden
+        if claim is None and os.geteuid() == 0:
+            from grader.sandbox import uids
+            claim = uids.claim_exactly(uid) if uid is not None else uids.claim(uids.base() + slot)
+        self.claim = claim
         self.control, warden_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         child_fds = (warden_end.fileno(),)
         # LD_BIND_NOW: the warden binds every C symbol once, and each fork inherits the bindings;
@@ -48,7 +59,8 @@ class Warden:
         # nothing next to the submission can shadow the standard library or numpy. -S: no site
         # (no .pth hooks; numpy's folder is appended explicitly). -B: no .pyc. -u: output is
         # written as it happens, so it is attributed to the right scenario and survives a kill.
-        argv = [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, numpy_path(), *map(str, child_fds)]
+        argv = [sys.executable, "-I", "-S", "-B", "-u", "-c", _BOOT, CHILD_SCRIPT, numpy_path(), *map(str, child_fds),
+                *([str(claim.uid)] if claim is not None else [])]
         # posix_spawn, not subprocess: importing subprocess alone took 10-20 ms, on the way to
         # starting the sandbox. stdin and stdout are /dev/null (each zygote gets output pipes of its
         # own), stderr is the grader's: the warden writes there only if it fails. A session of its own.

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 import time
 
-LOCK_FOLDERS = ("/run/autodiff-grader", os.path.join(tempfile.gettempdir(), "autodiff-grader-uids"))
+DEFAULT_BASE = 61000
+LOCK_FOLDERS = ("/run/autodiff-grader", os.path.join(os.environ.get("TMPDIR") or "/tmp", "autodiff-grader-uids"))
 SPAN = 1000  # uids a grader may try, from its preferred one on
 
 
 class UidsExhausted(RuntimeError):
     pass
+
+
+def base() -> int:
+    """The first sandbox uid: ``GRADER_SANDBOX_UID_BASE``, default 61000."""
+    return int(os.environ.get("GRADER_SANDBOX_UID_BASE", DEFAULT_BASE))
 
 
 class UidClaim:
