@@ -1,4 +1,4 @@
-"""The sandbox child: the warden, and the trusted processes that make each zygote's container.
+"""The sandbox child: its entry point and the warden, which serves one zygote's container at a time.
 
 Started by the grader as ``python -I -S -B -u -c BOOT child.py NUMPY_DIR CONTROL`` (BOOT imports
 this file and calls :func:`main`; see ``spawn.py``): a clean interpreter, never a fork of the
@@ -11,15 +11,9 @@ CONTROL, a Unix socket pair's end. Roles, one process tree::
               forks that zygote's container, reaps until the container is empty, kills what is
               left, and reports. On the grader's death (the socket closes) it kills everything,
               removes the job folder and exits.
-    keeper    (an ordinary user only) joins the cgroup and makes a user namespace, in which the
-              PID and network namespaces are made, and waits for the reaper.
-    reaper    trusted, process 1 of the container's new PID namespace (as root, the warden makes
-              the namespaces and forks it directly), and a child subreaper: every orphan of the
-              zygote's processes comes to it, so a scenario's strays are the reaper's children and
-              the next scenario's process is the zygote's. Forks the zygote, reaps, and exits when
-              the zygote is gone. When process 1 of a PID namespace exits, the kernel kills every
-              process in it, whatever state it is in, and the reaper's exit completes only once the
-              namespace is empty; no process inside can signal it.
+    keeper,   the trusted processes of each zygote's container (see ``container.py``): the
+    reaper    reaper is process 1 of new PID and network namespaces and a subreaper, in the
+              zygote's cgroup; an ordinary user's keeper makes them inside a user namespace.
     zygote    see ``zygote.py``: imports the student's module and forks one process per scenario.
 
 Without namespaces (refused by the kernel, or not planned) the reaper is still a subreaper, and the
@@ -38,13 +32,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cleanup  # noqa: E402  (sibling modules, imported by path)
+import container  # noqa: E402
 import landlock  # noqa: E402
 import namespaces  # noqa: E402
 import proctree  # noqa: E402
 import zygote  # noqa: E402
 
 _PR_SET_CHILD_SUBREAPER = 36
-_PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _FDS_MAX = 32           # descriptors one start message may carry
 _START_MAX = 1 << 20    # bytes of one start message
@@ -149,22 +143,22 @@ class Warden:
                 top = os.fork()
                 if top == 0:
                     os.close(report_r)
-                    _reaper(plan, given, kept, report_w, contained, joined=False)  # never returns
+                    container.reaper(plan, given, kept, report_w, contained, joined=False)  # never returns
                 namespaces.leave(self.home)
                 reaper = top
             elif plan.get("namespaces"):
                 top = os.fork()
                 if top == 0:
                     os.close(report_r)
-                    _keeper(plan, given, kept, report_w)  # never returns
+                    container.keeper(plan, given, kept, report_w)  # never returns
             else:
                 top = os.fork()
                 if top == 0:
                     os.close(report_r)
-                    _reaper(plan, given, kept, report_w, [], joined=False)  # never returns
+                    container.reaper(plan, given, kept, report_w, [], joined=False)  # never returns
                 reaper = top
             os.close(report_w)
-            told = _records(report_r, need=("Z",) if reaper is not None else ("R", "Z"))
+            told = container.records(report_r, need=("Z",) if reaper is not None else ("R", "Z"))
             reaper = told.get("R", reaper)
             zygote_pid = told.get("Z", -1)
         for fd in fds:
@@ -261,93 +255,6 @@ class Warden:
             if current["job_dir"]:
                 cleanup.remove_tree(current["job_dir"])
         os._exit(0)
-
-
-def _keeper(plan, fds, kept, report_w):
-    """An ordinary user's container: the cgroup, then a user namespace holding new PID and network
-    namespaces, then the reaper as their process 1."""
-    _trusted_child({0, 1, 2, report_w, *_zygote_fds(fds), *kept})
-    contained = _join_cgroups(plan)
-    zygote.prctl(_PR_SET_DUMPABLE, 1)  # its own /proc/self/uid_map is writable only while it is
-    contained += namespaces.enter(as_root=False)
-    zygote.prctl(_PR_SET_DUMPABLE, 0)
-    pid = os.fork()
-    if pid == 0:
-        _reaper(plan, fds, kept, report_w, contained, joined=True)  # never returns
-    for fd in _zygote_fds(fds):
-        os.close(fd)
-    zygote.write_all(report_w, b"R" + struct.pack("=i", pid))
-    os.close(report_w)
-    while True:
-        try:
-            if os.waitpid(-1, 0)[0] == pid:
-                os._exit(0)
-        except ChildProcessError:
-            os._exit(0)
-
-
-def _reaper(plan, fds, kept, report_w, contained, joined):
-    """Process 1 of the container (or, without a PID namespace, its subreaper): forks the zygote,
-    reaps every orphan, and once the zygote is gone kills what is left and exits."""
-    _trusted_child({0, 1, 2, report_w, *_zygote_fds(fds), *kept})
-    zygote.prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if not joined:
-        contained = _join_cgroups(plan) + contained
-    pid = os.fork()
-    if pid == 0:
-        os.close(report_w)
-        zygote.run(plan, fds, kept, contained)  # never returns
-    for fd in _zygote_fds(fds):
-        os.close(fd)
-    me = int(os.readlink("/proc/self"))  # this process's pid in the grader's namespace, as /proc counts
-    children = proctree.children(me)
-    zygote.write_all(report_w, b"Z" + struct.pack("=i", children[0] if children else -1))
-    os.close(report_w)
-    while True:
-        try:
-            if os.waitpid(-1, 0)[0] == pid:
-                break
-        except ChildProcessError:
-            break
-    proctree.kill_children(me)  # without a PID namespace, the strays; in one, the kernel does it too
-    os._exit(0)
-
-
-def _trusted_child(keep):
-    """What every trusted fork does first: die with its parent, hold none of the warden's descriptors."""
-    zygote.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    zygote.close_all_but(keep)
-
-
-def _zygote_fds(fds):
-    return [fds["job"], fds["results"], fds["stdout"], fds["stderr"], *(fd for pair in fds["channels"] for fd in pair)]
-
-
-def _join_cgroups(plan):
-    """Move this process into the zygote's cgroups (before anything else: every later fork is in them)."""
-    joined = []
-    for entry in plan.get("cgroup") or ():
-        try:
-            with open(entry["procs"], "w") as handle:
-                handle.write("0")
-            joined += [name for name in entry["gives"] if name not in joined]
-        except OSError:
-            pass
-    return joined
-
-
-def _records(fd, need):
-    """The keeper's and reaper's reports: a tag byte ("R": the reaper's pid, "Z": the zygote's) and
-    a pid, each written in one piece; until every tag in ``need`` came, or the pipe closed."""
-    told = {}
-    while not all(tag in told for tag in need):
-        record = _read_exactly(fd, 5)
-        if record is None:
-            break
-        told[record[:1].decode()] = struct.unpack("=i", record[1:])[0]
-    return told
 
 
 def _socket_space():
