@@ -142,7 +142,7 @@ def test_a_frame_is_compact_strict_json_behind_its_length():
     data = frame({"kind": "result", "index": 3, "observations": [1.5, "é"]})
     body = data[4:]
     assert int.from_bytes(data[:4], "big") == len(body)
-    assert body == '{"kind":"result","index":3,"observations":[1.5,"\\u00e9"]}'.encode()
+    assert body == b'{"kind":"result","index":3,"observations":[1.5,"\\u00e9"]}'
     with pytest.raises(ValueError):
         frame({"observations": math.nan})
 
@@ -162,8 +162,8 @@ def test_strings_from_the_sandbox_are_cut_and_keys_too():
 def test_lone_surrogates_are_replaced_everywhere_so_any_writer_can_write():
     # "\ud800" is valid JSON, and a str that no UTF-8 writer accepts: it once ended every batch.
     body = (b'{"s": "a\\ud800b", "\\udfff": ["\\udcff"], "pair": "\\ud83d\\ude00",'
-            b' "e": {"__raised__": {"type": "E\\ud800", "message": "m\\udc00", "mro": ["\\ud800"], "traceback": "t\\udbff"}},'
-            b' "o": {"__opaque__": {"type": "T\\ud800", "repr": "r\\ud800"}}}')
+            b' "e": {"__raised__": {"type": "E\\ud800", "message": "m\\udc00", "mro": ["\\ud800"],'
+            b' "traceback": "t\\udbff"}}, "o": {"__opaque__": {"type": "T\\ud800", "repr": "r\\ud800"}}}')
     back = decode(body)
     assert back["s"] == "a\ufffdb" and back["\ufffd"] == ["\ufffd"] and back["pair"] == "\U0001f600"
     assert back["e"].message == "m\ufffd" and back["e"].type == "E\ufffd" and back["e"].mro == ("\ufffd",)

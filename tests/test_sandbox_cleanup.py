@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
-
-from pathlib import Path
 
 from grader.sandbox.cleanup import remove_tree
 

@@ -21,7 +21,8 @@ def test_a_result_and_an_exit_count_for_the_run_they_name_while_it_runs():
     taken.expect(3)
     taken.expect(4)
     taken.feed(frame({"kind": "result", "index": 4, "observations": {"forged": True}}))   # not running yet
-    taken.feed(frame({"kind": "result", "index": 3, "observations": {"y": 1}}) + frame({"kind": "exit", "index": 3, "code": 0}))
+    taken.feed(frame({"kind": "result", "index": 3, "observations": {"y": 1}})
+               + frame({"kind": "exit", "index": 3, "code": 0}))
     taken.feed(frame({"kind": "result", "index": 4, "observations": {"y": 2}}))
     assert taken.result(3)["observations"] == {"y": 1} and taken.exit(3) == {"kind": "exit", "index": 3, "code": 0}
     assert taken.result(4)["observations"] == {"y": 2}
@@ -31,13 +32,15 @@ def test_a_result_and_an_exit_count_for_the_run_they_name_while_it_runs():
 def test_a_second_result_is_a_problem_not_an_answer():
     taken = Intake(Budget())
     taken.expect(0)
-    taken.feed(frame({"kind": "result", "index": 0, "observations": 1}) + frame({"kind": "result", "index": 0, "observations": 2}))
+    taken.feed(frame({"kind": "result", "index": 0, "observations": 1})
+               + frame({"kind": "result", "index": 0, "observations": 2}))
     assert taken.result(0)["observations"] == 1 and taken.problem(0) == "the scenario sent more than one result"
 
 
 def test_the_first_isolation_and_import_message_are_kept_and_forbidden_names_are_bounded():
     taken = Intake(Budget())
-    taken.feed(frame({"kind": "sandbox", "isolation": ["rlimits", "seccomp"]}) + frame({"kind": "sandbox", "isolation": ["none"]}))
+    taken.feed(frame({"kind": "sandbox", "isolation": ["rlimits", "seccomp"]})
+               + frame({"kind": "sandbox", "isolation": ["none"]}))
     taken.feed(frame({"kind": "ready"}) + frame({"kind": "import_error", "error": {"__raised__": {
         "type": "E", "message": "", "mro": [], "traceback": ""}}}))
     taken.feed(b"".join(frame({"kind": "forbidden", "module": f"m{n}" + "x" * 300}) for n in range(40)))

@@ -135,7 +135,8 @@ def test_a_process_whose_leader_thread_exited_is_not_taken_for_dead():
     try:
         assert proctree.running(pid)
         assert pid in proctree.children(os.getpid())
-        assert proctree.kill_children(os.getpid(), keep=frozenset(p for p in proctree.children(os.getpid()) if p != pid))
+        others = frozenset(child for child in proctree.children(os.getpid()) if child != pid)
+        assert proctree.kill_children(os.getpid(), keep=others)
         assert not proctree.running(pid)
     finally:
         os.kill(pid, signal.SIGKILL)

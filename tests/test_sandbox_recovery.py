@@ -79,12 +79,13 @@ def _assignment(folder: Path, scenarios: list[tuple[str, str, float]]) -> Path:
 def test_any_run_of_timeouts_crashes_and_kills_leaves_the_next_scenario_running(tmp_path):
     # Every way a zygote can die, back to back: a wall-clock timeout, the process ending itself,
     # killing itself, its whole process group, the memory limit; then scenarios that pass.
-    failing = [("loop_%d" % n, "while True:\n    pass", 0.05) for n in range(6)]
-    failing += [("exits", "import os\nos._exit(3)", 2), ("killed", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", 2),
+    failing = [(f"loop_{n}", "while True:\n    pass", 0.05) for n in range(6)]
+    failing += [("exits", "import os\nos._exit(3)", 2),
+                ("killed", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", 2),
                 ("group", "import os, signal\nos.killpg(0, signal.SIGKILL)", 2),
                 ("memory", "hog = bytearray(2 << 30)", 2), ("sleep", "import time\ntime.sleep(60)", 0.05)]
-    failing += [("loop_late_%d" % n, "while True:\n    pass", 0.05) for n in range(6)]
-    passing = [("passes_%d" % n, 'return {"y": sq.one()}', 2) for n in range(3)]
+    failing += [(f"loop_late_{n}", "while True:\n    pass", 0.05) for n in range(6)]
+    passing = [(f"passes_{n}", 'return {"y": sq.one()}', 2) for n in range(3)]
     assignment = load_assignment(_assignment(tmp_path / "recovery", failing + passing))
     started = time.monotonic()
     result = grade_submission(tmp_path / "recovery" / "squares.py", assignment, seed=1)
@@ -98,7 +99,8 @@ def test_any_run_of_timeouts_crashes_and_kills_leaves_the_next_scenario_running(
 
 def test_a_warden_killed_mid_submission_is_replaced_and_the_rest_still_run(mini, tmp_path):
     slow = (MINI / "squares.py").read_text().replace(
-        "    return np.asarray(x, dtype=float) ** 2", "    import time\n    time.sleep(0.5)\n    return np.asarray(x, dtype=float) ** 2")
+        "    return np.asarray(x, dtype=float) ** 2",
+        "    import time\n    time.sleep(0.5)\n    return np.asarray(x, dtype=float) ** 2")
     path = tmp_path / "squares.py"
     path.write_text(slow)
     with Sandbox() as box:

@@ -95,12 +95,14 @@ class Container:
     @property
     def joins(self) -> list[dict]:
         """For the reaper (or keeper): each ``cgroup.procs`` file to write its pid in, and what that gives."""
-        return [{"procs": str(folder / "cgroup.procs"), "gives": gives} for folder, gives in self._gives.items() if gives]
+        return [{"procs": str(folder / "cgroup.procs"), "gives": gives}
+                for folder, gives in self._gives.items() if gives]
 
     def limit(self, pids: int, memory_bytes: int) -> None:
         """Set the limits of the zygote to come: its tasks (threads included), its memory (page cache included)."""
         files = {"pids": [("pids.max", pids)],
-                 "memory": [("memory.max", memory_bytes), ("memory.swap.max", 0), ("memory.limit_in_bytes", memory_bytes)]}
+                 "memory": [("memory.max", memory_bytes), ("memory.swap.max", 0),
+                            ("memory.limit_in_bytes", memory_bytes)]}
         for folder, controllers in self._controllers.items():
             gives = ["cgroup"] if folder == self._unified else []
             for controller in controllers:

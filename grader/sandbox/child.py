@@ -31,12 +31,12 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cleanup  # noqa: E402  (sibling modules, imported by path)
-import container  # noqa: E402
-import landlock  # noqa: E402
-import namespaces  # noqa: E402
-import proctree  # noqa: E402
-import zygote  # noqa: E402
+import cleanup
+import container
+import landlock
+import namespaces
+import proctree
+import zygote
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_DUMPABLE = 4
@@ -164,7 +164,8 @@ class Warden:
         for fd in fds:
             os.close(fd)
         self.current = {"top": top, "zygote": zygote_pid, "report": report_r, "uid": uid,
-                        "job_dir": plan.get("job_dir"), "pid_namespace": namespaces.NAMES[namespaces.CLONE_NEWPID] in contained}
+                        "job_dir": plan.get("job_dir"),
+                        "pid_namespace": namespaces.NAMES[namespaces.CLONE_NEWPID] in contained}
         self._tell({"zygote": zygote_pid, "reaper": reaper})
 
     def _reap(self):

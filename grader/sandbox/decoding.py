@@ -15,8 +15,18 @@ from __future__ import annotations
 import json
 import math
 
-from grader.sandbox.encoding import (FLOAT, MAX_DEPTH, MAX_INT_BITS, MAX_ITEMS, MAX_STR, NDARRAY, NONFINITE,
-                                     NPSCALAR, RAISED, TAGS)
+from grader.sandbox.encoding import (
+    FLOAT,
+    MAX_DEPTH,
+    MAX_INT_BITS,
+    MAX_ITEMS,
+    MAX_STR,
+    NDARRAY,
+    NONFINITE,
+    NPSCALAR,
+    RAISED,
+    TAGS,
+)
 from grader.sandbox.framing import MAX_MESSAGE_BYTES, ProtocolError
 from grader.sandbox.safe_text import printable, storable
 from grader.values import Numeric, Opaque, Raised, materialize

@@ -170,7 +170,8 @@ def checked_envelope(message) -> dict:
         if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
             raise ProtocolError(f"a {kind} message needs {name}")
     if kind == "result":
-        if ("observations" in message) == ("error" in message) or set(message) - {"kind", "index", "observations", "error"}:
+        if ("observations" in message) == ("error" in message) or \
+                set(message) - {"kind", "index", "observations", "error"}:
             raise ProtocolError("a result holds either observations or an error")
         if "error" in message and not isinstance(message["error"], Raised):
             raise ProtocolError("a result's error must be an exception record")

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import landlock
-from grader.sandbox.uids import DEFAULT_BASE as DEFAULT_UID_BASE
 from grader.sandbox.uids import base as uid_base
 
 NPROC_HEADROOM = 64      # tasks (threads included) a sandbox may have at once, of its own

@@ -51,7 +51,8 @@ def _libc():
 def abi_version() -> int:
     """The kernel's Landlock ABI version; 0 when Landlock is missing or disabled."""
     try:
-        version = _libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+        version = _libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
+                                  ctypes.c_uint32(_CREATE_RULESET_VERSION))
     except (OSError, AttributeError):
         return 0
     return max(int(version), 0)

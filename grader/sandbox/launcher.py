@@ -15,10 +15,11 @@ import signal
 import tempfile
 import time
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import proctree
@@ -174,7 +175,7 @@ class Sandbox:
             remove_tree(self.job_dir)  # never raises: a folder it could not remove stays in the temp folder
             self.job_dir = None
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -14,12 +14,12 @@ import re
 # sequences that clear the screen or move the cursor, CR rewrites a line), DEL, C1, and the bidi
 # overrides that reorder what is shown. Student text is shown with these escaped, so it cannot paint
 # a fake score over the real one. (Compiled on first use, after the sandbox has its job.)
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _unprintable() -> re.Pattern:
     return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _surrogates() -> re.Pattern:
     return re.compile("[\ud800-\udfff]")
 

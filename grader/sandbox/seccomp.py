@@ -89,10 +89,12 @@ def program(machine: str | None = None) -> list[tuple[int, int, int, int]]:
     code += [(_JEQ, "eperm", None, number) for number in refused]
     code += [(_JEQ, "clone", None, clone), (_JEQ, "enosys", None, clone3), (_JEQ, "prctl", None, prctl),
              (_JEQ, "kill_pid", None, kill), (_RET, None, None, _RET_ALLOW)]
-    code += [("clone:", _LD_ABS_W, None, None, _ARG0), (_JSET, "eperm", None, _NAMESPACE_FLAGS), (_RET, None, None, _RET_ALLOW)]
-    code += [("prctl:", _LD_ABS_W, None, None, _ARG0), (_JEQ, "eperm", None, _PR_SET_PDEATHSIG), (_RET, None, None, _RET_ALLOW)]
-    code += [("kill_pid:", _LD_ABS_W, None, None, _ARG0), (_JSET, "eperm", None, 0x80000000), (_RET, None, None, _RET_ALLOW)]
-    code += [("eperm:", _RET, None, None, _RET_ERRNO | errno.EPERM), ("enosys:", _RET, None, None, _RET_ERRNO | errno.ENOSYS),
+    allow = (_RET, None, None, _RET_ALLOW)
+    code += [("clone:", _LD_ABS_W, None, None, _ARG0), (_JSET, "eperm", None, _NAMESPACE_FLAGS), allow]
+    code += [("prctl:", _LD_ABS_W, None, None, _ARG0), (_JEQ, "eperm", None, _PR_SET_PDEATHSIG), allow]
+    code += [("kill_pid:", _LD_ABS_W, None, None, _ARG0), (_JSET, "eperm", None, 0x80000000), allow]  # pid < 0
+    code += [("eperm:", _RET, None, None, _RET_ERRNO | errno.EPERM),
+             ("enosys:", _RET, None, None, _RET_ERRNO | errno.ENOSYS),
              ("kill:", _RET, None, None, _RET_KILL_PROCESS)]
     return _assemble(code)
 

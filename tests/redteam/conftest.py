@@ -25,7 +25,6 @@ from pathlib import Path
 from queue import Queue
 
 import pytest
-
 from attacks import ATTACKS, ROOT, Attack
 
 ASSIGNMENT = ROOT / "exercises" / "autodiff"
@@ -132,7 +131,7 @@ class Listeners:
                          for server in (self.tcp, self.unix, self.abstract)]
         self._threads.append(threading.Thread(target=self._datagrams, daemon=True))
 
-    def __enter__(self) -> "Listeners":
+    def __enter__(self) -> Listeners:
         for server in (self.tcp, self.unix, self.abstract):
             server.listen()
             server.settimeout(0.2)

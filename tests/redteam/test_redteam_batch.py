@@ -18,7 +18,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from attacks import BY_ID, ROOT
 from conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from attacks import BY_ID, STUB, Attack
 from conftest import ASSIGNMENT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 

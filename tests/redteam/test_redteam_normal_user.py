@@ -22,7 +22,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from attacks import BY_ID, ROOT
 from conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners, sandbox_processes
 
@@ -177,8 +176,8 @@ def test_attack_earns_nothing_and_harms_nothing_as_a_normal_user(student, place,
 def test_the_users_own_sockets_and_loopback_are_out_of_reach(student, place, listening):
     # The sandbox runs as the user, so the user's own socket lets it in by its modes: only seccomp
     # (no socket of any family) and the network namespace keep it out, Landlock does not.
-    code, result = check_as_student(student, place, _submit(place, "sockets", _attack_source(place, "sockets_everywhere",
-                                                                                               listening)), "sockets")
+    source = _attack_source(place, "sockets_everywhere", listening)
+    code, result = check_as_student(student, place, _submit(place, "sockets", source), "sockets")
     assert code == 1 and result["score"] == 0
     assert listening.received == [], listening.received
     assert "refused unix" in result["import_stdout"], result["import_stdout"]
@@ -190,7 +189,8 @@ def test_threads_of_the_users_other_programs_do_not_count_against_the_sandbox(st
     uid, gid = student
     busy = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--",
                              str(place[1]), "-c", "import threading, time\n"
-                             "for _ in range(201): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+                             "for _ in range(201):\n"
+                             "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
                              "print('ready', flush=True); time.sleep(60)"],
                             stdout=subprocess.PIPE, text=True)
     try:
