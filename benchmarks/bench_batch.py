@@ -52,7 +52,8 @@ def make_class(folder: Path, count: int) -> list[Path]:
 
 def ours(folder: Path, out: Path, jobs: int, junit: bool = False) -> dict:
     command = [sys.executable, "-c", PEAK, "grade", str(folder), "--assignment", str(ROOT / "exercises" / "autodiff"),
-               "--out", str(out), "--seed", "1", "-j", str(jobs), *(["--junit", str(out / "junit.xml")] if junit else [])]
+               "--out", str(out), "--seed", "1", "-j", str(jobs),
+               *(["--junit", str(out / "junit.xml")] if junit else [])]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     elapsed = time.perf_counter() - start

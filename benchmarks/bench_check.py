@@ -90,8 +90,7 @@ def per_scenario(runs: int) -> tuple[float, float, float, float]:
     the next command queued while one runs) and one at a time (a round trip through the grader
     each); median seconds of a bare fork+exit+wait of the same process (a scenario process
     forking itself), and of a process with only numpy."""
-    from grader import load_assignment
-    from grader.rubric import Rubric
+    from grader import commands, load_assignment
     from grader.sandbox.launcher import Sandbox
 
     with tempfile.TemporaryDirectory() as folder:
@@ -100,10 +99,10 @@ def per_scenario(runs: int) -> tuple[float, float, float, float]:
         (folder / "scenarios.py").write_text(NOOP_SCENARIOS)
         (folder / "noop.py").write_text("")
         assignment = load_assignment(folder)
-        rubric = Rubric.of(assignment, assignment.select("public"))
-        payload, bare_forks = (program.payload({}) for program in rubric.programs)
+        payload, bare_forks = (commands.run(index, scenario, {}) for index, scenario in
+                               enumerate(assignment.select("public")))
         with Sandbox() as box:
-            box.send_job(folder / "noop.py", "noop", rubric.job())
+            box.send_job(folder / "noop.py", "noop", commands.job(assignment))
             assert box.wait_ready(10).ok
             times = []
             for _ in range(runs):
@@ -124,8 +123,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args()
     grader_script = Path(sys.executable).with_name("grader")
-    check = [str(grader_script) if grader_script.exists() else sys.executable, *([] if grader_script.exists() else ["-m", "grader"]),
-             "check", str(ROOT / "solutions" / "autodiff" / "autodiff.py"), "--assignment", str(ROOT / "exercises" / "autodiff")]
+    launcher = [str(grader_script)] if grader_script.exists() else [sys.executable, "-m", "grader"]
+    check = [*launcher, "check", str(ROOT / "solutions" / "autodiff" / "autodiff.py"),
+             "--assignment", str(ROOT / "exercises" / "autodiff")]
     numpy_times, check_times = [], []
     for _ in range(args.runs):  # interleaved, so both see the same machine state
         numpy_times += wall([sys.executable, "-c", "import numpy"], 1)

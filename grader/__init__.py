@@ -10,14 +10,14 @@ The library API (the CLI only wraps it)::
 Heavy modules load lazily, so ``import grader`` stays cheap for the sandbox and the CLI.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__", "load_assignment", "grade_submission"]
 
 
 def __getattr__(name):
     if name == "load_assignment":
-        from grader.spec import load_assignment
+        from grader.loading import load_assignment
         return load_assignment
     if name == "grade_submission":
         from grader.runner import grade_submission

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import TextIO
 
 
 def write_text(path: Path, text: str, durable: bool = True) -> None:
@@ -35,6 +36,21 @@ def replacing(path: Path, durable: bool = True) -> Iterator[TextIO]:
         except FileNotFoundError:
             pass
         raise
+
+
+def unwritable(path: Path, folder: bool = False) -> str | None:
+    """Why ``path`` (a file, or a ``folder``) cannot be written, or None when it can be made there."""
+    for ancestor in (path, *path.parents):
+        if not ancestor.exists():
+            continue
+        if ancestor == path:
+            if folder != path.is_dir():
+                return f"{path} is {'a file' if folder else 'a folder'}"
+            return None if os.access(path, os.W_OK) else f"{path} is not writable"
+        if not ancestor.is_dir():
+            return f"{ancestor} is a file, not a folder"
+        return None if os.access(ancestor, os.W_OK | os.X_OK) else f"{ancestor} is not writable"
+    return None
 
 
 def remove_leftovers(folder: Path) -> None:

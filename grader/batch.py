@@ -1,44 +1,32 @@
 """Grade a whole class: many submissions, in parallel, resumable, every result written as it lands.
 
-Output folder layout (``OUT``)::
-
-    batch.json              the batch's seed and assignment digest (so a rerun reuses the seed)
-    results/<student>.json  one native result per submission (the ``grader check --json`` schema)
-    gradescope/<student>.json  Gradescope results.json per submission (with --format gradescope)
-    gradebook.csv           one row per student, one column per scenario
-    summary.json            class statistics: mean, median, histogram, pass rate per scenario
-    .work/                  the unpacked zip, when SUBMISSIONS is one
-
-Every file is written atomically. A rerun skips each submission whose result exists for the same
-submission content, assignment content, seed and grader version, so a batch killed at any moment
-(SIGKILL included) and rerun ends with the same gradebook as an uninterrupted one.
+A pipeline of small steps: find the submissions (:mod:`grader.discovery`), keep the results a rerun
+can reuse, grade the rest on an executor (:mod:`grader.executor`), and write each result as it
+arrives into the output folder (:mod:`grader.outdir`, which documents the layout); then the
+gradebook and the summary (:mod:`grader.scoring`). A rerun skips each submission whose result exists
+for the same submission content, assignment content, seed and grader version, so a batch killed at
+any moment (SIGKILL included) and rerun ends with the same gradebook as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import json
-import queue
-import threading
-import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
 
 import grader
-from grader import atomic
 from grader.discovery import Found, discover
 from grader.errors import UsageError
-from grader.report import gradebook, json_report
+from grader.executor import Executor, GradingJob, LocalExecutor
+from grader.outdir import OutputFolder
+from grader.progress import Progress
 from grader.report import gradescope as gradescope_report
 from grader.results import SubmissionResult
-from grader.runner import grade_submission, new_seed
-from grader.sandbox.launcher import Sandbox
+from grader.runner import new_seed
+from grader.scoring import StudentRow, columns_of, max_score_of, summarize
 from grader.spec import Assignment
 from grader.submission import sha256_of
-
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, Scope, ShownTo, Visibility
 
 
 @dataclass(frozen=True)
@@ -47,182 +35,124 @@ class BatchOptions:
     seed: int | None = None
     force: bool = False
     gradescope: bool = False                      # also write gradescope/<student>.json
-    hidden_visibility: str = gradescope_report.DEFAULT_HIDDEN_VISIBILITY
-
-
-@dataclass
-class Progress:
-    """What a progress display needs; the batch calls ``on_update`` after every submission."""
-
-    total: int
-    done: int = 0            # with a result or a problem, graded now or before
-    graded: int = 0          # graded by this run (what the rate counts)
-    reused: int = 0
-    failures: int = 0        # submissions below full marks, or not gradable
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def rate(self) -> float:
-        return self.graded / max(time.monotonic() - self.started, 1e-9)
-
-    @property
-    def eta(self) -> float | None:
-        return (self.total - self.done) / self.rate if self.rate > 0 else None
+    hidden_visibility: ShownTo = DEFAULT_HIDDEN_SHOWN_TO
 
 
 @dataclass
 class BatchReport:
-    rows: list[gradebook.Row]      # one per student, sorted by id (results stay on disk, not in memory)
+    rows: list[StudentRow]         # one per student, sorted by id (results stay on disk, not in memory)
     summary: dict
     seed: int
-    graded: int
-    reused: int
+    graded: int                    # by this run
+    reused: int                    # from an earlier run
     interrupted: bool = False
+    left: int = 0                  # not graded yet (an interrupted run)
 
 
 def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchOptions,
-                on_update: Callable[[Progress], None] = lambda progress: None) -> BatchReport:
-    """Grade every submission in ``source`` into ``out`` (see the module doc for the layout)."""
+                on_update: Callable[[Progress], None] = lambda progress: None,
+                executor: Executor | None = None) -> BatchReport:
+    """Grade every submission in ``source`` into ``out``, on ``executor`` (default: this machine's,
+    with ``options.jobs`` sandboxes). Every output derived from the stored results (the Gradescope
+    files, the results' Gradescope view, the gradebook, the summary) is rendered with this run's
+    options, whether its submission was graded now or before."""
     if assignment.hidden_directory is None:
         raise UsageError("grading needs the hidden scenarios too (load the assignment with its solutions folder)")
-    out.mkdir(parents=True, exist_ok=True)
-    results_dir = out / "results"
-    for folder in (results_dir, out / "gradescope", out):
-        atomic.remove_leftovers(folder)
-    found = discover(source, assignment.submission, out / ".work" / "unpacked")
-    seed = _batch_seed(out, assignment, options.seed)
-    rows = {student: gradebook.Row.of(student, None, problem) for student, problem in found.problems.items()}
+    if options.gradescope:
+        problem = gradescope_report.hidden_visibility_problem(
+            options.hidden_visibility.value,
+            sum(s.points for s in assignment.scenarios if s.visibility is Visibility.HIDDEN))
+        if problem:
+            raise UsageError(problem)
+    folder = OutputFolder(out)
+    folder.prepare()
+    found = discover(source, assignment.submission, folder.unpacked, exclude=out)
+    seed = folder.seed(assignment, options.seed, new_seed())
+    max_score = max_score_of(assignment)
+    rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in found.problems.items()}
     progress = Progress(total=len(found.submissions) + len(found.problems), done=len(found.problems),
-                        failures=len(found.problems))
+                        ungradable=len(found.problems))
+    if not options.gradescope:
+        folder.drop_gradescope()
 
     todo: list[Found] = []
     for item in found.submissions:
-        previous = None if options.force else _reusable(results_dir / f"{item.student_id}.json", item, assignment, seed)
+        previous = None if options.force else _reusable(folder, item, assignment, seed)
         if previous is None:
             todo.append(item)
-        else:
-            rows[item.student_id] = gradebook.Row.of(item.student_id, previous, None)
-            progress.done += 1
-            progress.reused += 1
-            progress.failures += previous.score < previous.max_score
+            continue
+        result, document = previous
+        _render_derived(folder, item.student_id, result, options, document)
+        rows[item.student_id] = StudentRow.of(item.student_id, result, None)
+        progress.done += 1
+        progress.reused += 1
+        progress.ungradable += result.error is not None
+        progress.below_full += result.error is None and result.score < result.max_score
     on_update(progress)
 
-    def finished(item: Found, result: SubmissionResult) -> None:
-        atomic.write_text(results_dir / f"{item.student_id}.json", json_report.dumps(result))
-        if options.gradescope:
-            atomic.write_text(out / "gradescope" / f"{item.student_id}.json",
-                              gradescope_report.dumps(result, hidden_visibility=options.hidden_visibility))
-        rows[item.student_id] = gradebook.Row.of(item.student_id, result, None)
-        progress.done += 1
-        progress.graded += 1
-        progress.failures += result.score < result.max_score
+    def finished(student_id: str, result: SubmissionResult) -> None:
+        result = replace(result, student_id=student_id)
+        _render_derived(folder, student_id, result, options)
+        rows[student_id] = StudentRow.of(student_id, result, None)
+        progress.graded_one(below_full=result.score < result.max_score, ungradable=result.error is not None)
+        progress.running = [item for item in progress.running if item[0] != student_id]
+        on_update(progress)
+
+    def waiting(running: list[tuple[str, float]]) -> None:
+        progress.running = running
         on_update(progress)
 
     interrupted = False
+    jobs = (GradingJob(item.student_id, item.path, seed) for item in todo)
+    own = executor is None and bool(todo)
+    runner = LocalExecutor(assignment, min(options.jobs, len(todo))) if own else executor
     try:
-        _run_parallel(todo, assignment, seed, options.jobs, finished)
+        if todo:
+            assert runner is not None
+            for graded in runner.grade(jobs, Scope.ALL, on_wait=waiting):
+                finished(graded.job.key, graded.result)
     except KeyboardInterrupt:
         interrupted = True
-    ordered = [rows[key] for key in sorted(rows)]
-    summary = gradebook.summarize(ordered)
-    summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
-                   grader_version=grader.__version__, complete=not interrupted)
-    if not interrupted:
-        _write_gradebook(out, ordered, summary)
-    return BatchReport(ordered, summary, seed, graded=len(todo), reused=progress.reused, interrupted=interrupted)
-
-
-def _run_parallel(todo: list[Found], assignment: Assignment, seed: int, jobs: int,
-                  finished: Callable[[Found, SubmissionResult], None]) -> None:
-    """Grade ``todo`` with ``jobs`` sandboxes, each in its own slot (its own sandbox user)."""
-    # One warm sandbox per job: its interpreter imports numpy once and serves submission after
-    # submission, each in a fresh zygote (or, where isolation cannot keep them apart, a fresh one).
-    # A sandbox is lent only while programs run: one more thread than sandboxes checks the next
-    # submission and judges the last, so no sandbox waits for the grader in between.
-    sandboxes: queue.Queue[Sandbox] = queue.Queue()
-    count = min(jobs, len(todo))
-    for slot in range(count):
-        sandboxes.put(Sandbox(slot))
-    lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def lend() -> Iterator[Sandbox]:
-        box = sandboxes.get()
-        try:
-            yield box
-        finally:
-            sandboxes.put(box)
-
-    def work(item: Found) -> None:
-        result = grade_submission(item.path, assignment, seed=seed, visibility="all", lend=lend)
-        with lock:  # results land one at a time: files, rows and progress stay consistent
-            finished(item, result)
-
-    try:
-        _drive(todo, work, count + 1)
     finally:
-        while not sandboxes.empty():
-            sandboxes.get().close()
+        if own and runner is not None:
+            runner.close()  # at once: sandboxes still running are killed, their results never written
+    ordered = [rows[key] for key in sorted(rows)]
+    columns = columns_of(assignment)
+    summary = summarize(ordered, max_score=max_score, columns=columns)
+    summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
+                   grader_version=grader.__version__, complete=not interrupted,
+                   ignored=[{"path": path, "why": why} for path, why in found.ignored])
+    if not interrupted:
+        folder.save_gradebook(ordered, summary, columns)
+    return BatchReport(ordered, summary, seed, graded=progress.graded, reused=progress.reused,
+                       interrupted=interrupted, left=progress.total - progress.done)
 
 
-def _drive(todo: list[Found], work: Callable[[Found], None], threads: int) -> None:
-    """Run ``work`` over ``todo`` on ``threads`` threads, never more than a few submissions queued,
-    so the grader's memory does not grow with the class."""
-    if not todo:
-        return
-    items = iter(todo)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grader") as pool:
-        pending = {pool.submit(work, item) for item in itertools.islice(items, 2 * threads)}
-        try:
-            while pending:
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    future.result()  # a bug of ours surfaces here rather than vanishing
-                pending |= {pool.submit(work, item) for item in itertools.islice(items, len(done))}
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+def _render_derived(folder: OutputFolder, student_id: str, result: SubmissionResult, options: BatchOptions,
+                    stored: dict | None = None) -> None:
+    """Write ``result`` (unless ``stored`` already shows it as this run's options would) and, when
+    asked, its Gradescope file."""
+    if stored is None or _shown_hidden_as(stored) not in (None, options.hidden_visibility.value):
+        folder.save(student_id, result, options.hidden_visibility)
+    if options.gradescope:
+        folder.save_gradescope(student_id, result, options.hidden_visibility)
 
 
-def stored_results(out: Path, rows: list[gradebook.Row]):
-    """``(student_id, result)`` for every row with a result file, read one at a time from ``out``."""
-    for row in rows:
-        path = out / "results" / f"{row.student_id}.json"
-        if row.score is not None and path.is_file():
-            yield row.student_id, json_report.from_document(json.loads(path.read_text(encoding="utf-8")))
+def _shown_hidden_as(document: dict) -> str | None:
+    """How a stored document's ``tests`` show hidden scenarios (None: it has none)."""
+    hidden = {s["id"] for s in document.get("scenarios", ()) if s.get("visibility") == Visibility.HIDDEN.value}
+    return next((test.get("visibility") for test in document.get("tests", ())
+                 if str(test.get("name", "")).split(":")[0] in hidden), None)
 
 
-def _write_gradebook(out: Path, rows: list[gradebook.Row], summary: dict) -> None:
-    with atomic.replacing(out / "gradebook.csv") as stream:
-        gradebook.write_csv(rows, stream)
-    atomic.write_text(out / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-
-
-def _batch_seed(out: Path, assignment: Assignment, requested: int | None) -> int:
-    """The seed: as requested, else the one this output folder already used, else a fresh one."""
-    state_file = out / "batch.json"
-    if requested is None and state_file.is_file():
-        try:
-            state = json.loads(state_file.read_text())
-            if isinstance(state.get("seed"), int) and state.get("assignment") == assignment.id:
-                return state["seed"]
-        except (OSError, ValueError):
-            pass
-    seed = new_seed() if requested is None else requested
-    atomic.write_text(state_file, json.dumps({"seed": seed, "assignment": assignment.id,
-                                              "assignment_digest": assignment.digest}, indent=2) + "\n")
-    return seed
-
-
-def _reusable(path: Path, item: Found, assignment: Assignment, seed: int) -> SubmissionResult | None:
-    """The stored result, when it is for this very content, assignment, seed and grader; else None."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        result = json_report.from_document(document)
-    except (OSError, ValueError, TypeError, KeyError):
+def _reusable(folder: OutputFolder, item: Found, assignment: Assignment,
+              seed: int) -> tuple[SubmissionResult, dict] | None:
+    """The stored result (and its document), when it is for this very content, assignment, seed and
+    grader; else None."""
+    stored = folder.stored_document(item.student_id)
+    if stored is None:
         return None
-    same = (result.seed == seed and result.assignment_digest == assignment.digest and result.visibility == "all"
-            and result.grader_version == grader.__version__
-            and result.submission_sha256 == sha256_of(item.path))
-    return result if same else None
+    result = stored[0]
+    same = (result.seed == seed and result.assignment_digest == assignment.digest and result.visibility is Scope.ALL
+            and result.grader_version == grader.__version__ and result.submission_sha256 == sha256_of(item.path))
+    return stored if same else None

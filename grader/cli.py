@@ -2,19 +2,28 @@
 
 Library errors (:class:`~grader.errors.GraderError`) become one ``Error: ...`` line per problem
 and exit code 2; a bug of ours becomes exit code 3 (with the traceback under ``--debug``).
-Heavy modules are imported inside the commands, after the sandbox has started loading.
+Each command imports the library it needs inside its body: ``grader check`` must not pay for
+importing what ``grade`` needs (or the other way round) on its way to the sandbox's first job.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 from grader import __version__
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
+
+if TYPE_CHECKING:
+    from grader.sandbox.launcher import Sandbox
+    from grader.sandbox.spawn import Warden
 
 
 class ExitCode(IntEnum):
@@ -27,20 +36,36 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130  # Ctrl-C
 
 
+@dataclass
+class Session:
+    """What one ``grader`` invocation hands its command: ``--debug``, and the warden the console
+    script started before the CLI was imported (see :mod:`grader.entry`), for ``check`` to take."""
+
+    debug: bool = False
+    early_warden: Warden | None = None
+
+    def take_sandbox(self) -> Sandbox:
+        """A sandbox around the early warden (once), else a new one."""
+        from grader.sandbox.launcher import Sandbox
+        warden, self.early_warden = self.early_warden, None
+        return Sandbox(warden=warden)
+
+    def close_unused(self) -> None:
+        """Close the early warden when no command took it (a usage error, say)."""
+        if self.early_warden is not None:
+            self.take_sandbox().close()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="autodiff-grader")
 @click.option("--debug", is_flag=True, help="Show the grader's own traceback on an internal error.")
 @click.pass_context
 def main(context: click.Context, debug: bool) -> None:
     """Grade automatic-differentiation exercises safely: student code runs only in a sandbox."""
-    context.obj = {"debug": debug}
-    # The grader's own numpy (imported later, by the checks) only judges small arrays. Left to
-    # itself, OpenBLAS starts a thread per core that spins while it loads: CPU the sandbox needs.
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
+    context.ensure_object(Session).debug = debug
 
 
-HIDDEN_VISIBILITIES = click.Choice(["hidden", "after_due_date", "after_published", "visible"])
+HIDDEN_VISIBILITIES = click.Choice([level.value for level in ShownTo])
 _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json)."
 
 
@@ -62,29 +87,30 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
     """
-    from grader.entry import take_early_sandbox
-    from grader.sandbox.launcher import Sandbox
-
     # The sandbox's interpreter loads numpy while we load the assignment.
-    with _errors_to_exit_codes(context), (take_early_sandbox() or Sandbox()) as sandbox:
-        from grader.checking import locate, run_check
+    with _errors_to_exit_codes(context), _session(context).take_sandbox() as sandbox:
+        from grader.checking import run_check
 
-        located = locate(file, assignment_dir)
-        result, assignment = run_check(located, seed=seed, sandbox=sandbox)
+        if junit is not None:
+            _writable(junit, "--junit")
+        checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
+        result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
         if output_format == "json":
-            from grader.report.json_report import dumps
-            click.echo(dumps(result), nl=False)
+            from grader.report import json_report
+            click.echo(json_report.dumps(result), nl=False)
         elif output_format == "gradescope":
-            from grader.report.gradescope import dumps
-            click.echo(dumps(result), nl=False)
+            from grader.report import gradescope
+            click.echo(gradescope.dumps(result), nl=False)
         else:
             from grader.report.console import render
-            colours = sys.stdout.isatty()
-            click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose), nl=False,
-                       color=colours)
+            terminal = sys.stdout.isatty()
+            colours = terminal and not os.environ.get("NO_COLOR")  # https://no-color.org
+            width = shutil.get_terminal_size((80, 24)).columns if terminal else 80
+            click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose, width=width),
+                       nl=False, color=colours)
         if junit is not None:
-            _write_junit(junit, [(located.submission.stem, result)])
+            _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
 
 
@@ -103,7 +129,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
 @click.option("--format", "output_format", type=click.Choice(["native", "gradescope"]), default="native",
               help="native: results/<id>.json only; gradescope: also gradescope/<id>.json (results.json format).")
-@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
 @click.pass_context
@@ -120,23 +146,32 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     with _errors_to_exit_codes(context):
         import os
 
-        from grader.batch import BatchOptions, grade_batch, stored_results
+        from grader.batch import BatchOptions, grade_batch
+        from grader.loading import find_solutions, load_assignment
+        from grader.outdir import OutputFolder
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
-        from grader.spec import find_solutions, load_assignment
 
+        _writable(out, "--out", folder=True)
+        if junit is not None:
+            _writable(junit, "--junit")
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
-                               gradescope=output_format == "gradescope", hidden_visibility=hidden_visibility)
+                               gradescope=output_format == "gradescope",
+                               hidden_visibility=ShownTo(hidden_visibility))
         display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
         report = grade_batch(submissions, assignment, out, options, on_update=display.update)
+        display.stop()
         if report.interrupted:
-            click.echo(f"\nInterrupted: {report.graded} results are saved in {out}; rerun the same command "
-                       "to grade the rest.", err=True)
+            click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
+                       f"{'are' if report.graded != 1 else 'is'} saved in {out}"
+                       + (f" ({report.reused} from before)" if report.reused else "")
+                       + f"; {_count(report.left, 'submission')} not graded yet. "
+                       "Rerun the same command to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
         if junit is not None:
-            _write_junit(junit, stored_results(out, report.rows))
-        click.echo(f"Graded {report.graded} submissions ({report.reused} unchanged since the last run) "
+            _write_junit(junit, OutputFolder(out).stored_results(report.rows))
+        click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
@@ -148,35 +183,55 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
 @click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
               help="The instructor-only folder with hidden.yaml. Default: solutions/<assignment id>.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
-@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of every run on Gradescope. Default: one derived from the assignment's digest.")
 @click.pass_context
 def gradescope_package(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path,
-                       hidden_visibility: str) -> None:
+                       hidden_visibility: str, seed: int | None) -> None:
     """Build the autograder zip to upload to Gradescope (setup.sh, run_autograder, the grader wheel)."""
     with _errors_to_exit_codes(context):
-        from grader.gradescope_package import build_package
-        from grader.spec import find_solutions, load_assignment
+        from grader.gradescope_package import build_package, memory_notes
+        from grader.loading import find_solutions, load_assignment
 
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
-        build_package(assignment, out, hidden_visibility)
+        _writable(out, "--out")
+        build_package(assignment, out, hidden_visibility, seed=seed)
         click.echo(f"Wrote {out}: upload it as the autograder of a Gradescope programming assignment "
                    f"(base image with Python >= 3.11).")
+        for note in memory_notes(assignment):
+            click.echo(f"Note: {note}")
 
 
 @main.command("gradescope-run")
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path),
               help="The autograder root. Default: $GRADER_AUTOGRADER_ROOT, else /autograder.")
-@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default="after_published", show_default=True,
+@click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="The seed of the scenarios' inputs. Default: one derived from the assignment's digest.")
 @click.pass_context
-def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str) -> None:
+def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str, seed: int | None) -> None:
     """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it)."""
     with _errors_to_exit_codes(context):
         from grader.gradescope_package import default_root, run_in_gradescope
 
-        document = run_in_gradescope(root or default_root(), hidden_visibility)
+        document = run_in_gradescope(root or default_root(), hidden_visibility, seed=seed, log=click.echo)
         click.echo(f"Score: {document['score']:g}")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _writable(path: Path, option: str, folder: bool = False) -> None:
+    """Refuse a path that cannot be written before any work starts (a usage error, not a crash)."""
+    from grader import atomic
+    from grader.errors import UsageError
+    problem = atomic.unwritable(path, folder=folder)
+    if problem is not None:
+        raise UsageError(f"{option} {path}: cannot write there: {problem}; choose another path")
 
 
 def _write_junit(path: Path, results) -> None:
@@ -195,7 +250,7 @@ class _errors_to_exit_codes:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, error, tb) -> bool:
+    def __exit__(self, kind, error, tb) -> Literal[False]:
         from grader.errors import GraderError
 
         if error is None or isinstance(error, (click.exceptions.Exit, click.ClickException, click.Abort)):
@@ -210,8 +265,106 @@ class _errors_to_exit_codes:
             for line in str(error).splitlines():
                 click.echo(f"Error: {line}" if not line.startswith(" ") else line, err=True)
             self.context.exit(ExitCode.USAGE)
-        if self.context.obj.get("debug"):
+        if _session(self.context).debug:
             return False
         click.echo(f"Error: internal error in the grader: {kind.__name__}: {error} "
                    f"(rerun with --debug for the traceback, and please report it)", err=True)
         self.context.exit(ExitCode.INTERNAL)
+
+
+def _session(context: click.Context) -> Session:
+    return context.ensure_object(Session)
+
+
+# --------------------------------------------------------------------------- instructors: audit, release
+
+@main.command()
+@click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              help="The assignment folder (holding assignment.yaml). Default: the current folder.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder with hidden.yaml, the reference and mutants.yaml. "
+                   "Default: solutions/<assignment id> beside the assignment's exercises folder.")
+@click.option("--mutants", "mutants_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The named mutants. Default: mutants.yaml in the solutions folder, when there is one.")
+@click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="How many seeds the reference is graded with (flakiness, time margins).")
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True,
+              help="The first seed; the handout and the mutants are graded with it.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.option("--min-score", type=click.FloatRange(0, 100),
+              help="Fail when a task's automatic mutation score (percent) is below this.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the audit as JSON (grader/schema/audit.schema.json) to this file.")
+@click.option("--stryker", "stryker_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a mutation-testing report in Stryker's format to this file.")
+@click.option("--no-matrix", is_flag=True, help="Leave the kill matrix out of the console report.")
+@click.pass_context
+def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, mutants_path: Path | None,
+          seeds: int, seed: int, jobs: int | None, min_score: float | None, json_path: Path | None,
+          stryker_path: Path | None, no_matrix: bool) -> None:
+    """Prove a rubric: grade the reference on many seeds, the handout, and mutants of the reference.
+
+    Reports flaky scenarios, tight time limits, free points, the kill matrix, the mutation score per
+    task, surviving mutants, cross-task charges and wrong diagnoses, and what to fix. Exit status: 0
+    every guarantee holds, 1 some does not, 2 usage or spec error (a mutant whose edit no longer
+    applies included), 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader import atomic
+        from grader.audit import console, json_report, stryker
+        from grader.audit.progress import ProgressBar
+        from grader.audit.run import AuditOptions, run_audit
+
+        options = AuditOptions(assignment_dir, solutions, mutants_path, seeds, seed, jobs or os.cpu_count() or 1,
+                               None if min_score is None else min_score / 100)
+        report = run_audit(options, ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        colours = sys.stdout.isatty()
+        style = (lambda text, role: click.style(text, fg={"pass": "green", "fail": "red", "warn": "yellow",
+                                                          "dim": "bright_black"}.get(role),
+                                                bold=role in ("bold", "fail"))) if colours else console.plain
+        click.echo(console.render(report, style, matrix=not no_matrix), nl=False, color=colours)
+        if json_path is not None:
+            atomic.write_text(json_path, json_report.dumps(report))
+        if stryker_path is not None:
+            atomic.write_text(stryker_path, stryker.dumps(report, str(Path.cwd())))
+        context.exit(ExitCode.OK if report.passed else ExitCode.FAILED)
+
+
+@main.command()
+@click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              help="The assignment folder (holding assignment.yaml). Default: the current folder.")
+@click.option("--solutions", type=click.Path(file_okay=False, path_type=Path),
+              help="The instructor-only folder. Default: solutions/<assignment id>.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The zip to write.")
+@click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
+              help="How many seeds the reference must earn every point on.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.pass_context
+def release(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path, seeds: int,
+            jobs: int | None) -> None:
+    """Build the student handout zip, refusing when it would leak or the rubric is unsound.
+
+    The zip holds the exercise folder. Nothing is written when a file holds a hidden scenario's id,
+    title or code, a file of the solutions folder or a task body of the reference, or when the
+    reference is not full or the handout earns points. Exit status: 0 written, 1 refused (one line
+    per problem), 2 usage or spec error, 3 grader bug.
+    """
+    with _errors_to_exit_codes(context):
+        import os
+
+        from grader.audit.progress import ProgressBar
+        from grader.release import ReleaseRefused
+        from grader.release import release as build
+
+        try:
+            done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
+                         on_progress=ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        except ReleaseRefused as refused:
+            click.echo(f"Refused: {out} was not written.", err=True)
+            for problem in refused.problems:
+                click.echo(f"  {problem}", err=True)
+            context.exit(ExitCode.FAILED)
+        click.echo(f"Wrote {done.out}: {len(done.files)} files ({', '.join(done.files)}); no leak found, the "
+                   f"reference is full on {done.seeds} seeds and the handout earns nothing.")

@@ -1,6 +1,6 @@
 """SHA-256 for the digests recorded in results, without loading OpenSSL.
 
-``hashlib`` loads OpenSSL's libcrypto on import (~4 ms), on the path of every ``grader check``;
+``hashlib`` loads OpenSSL's libcrypto on import, on the path of every ``grader check``;
 CPython's own SHA-256 module gives the same digests and loads in a fraction of that. Falls back to
 ``hashlib`` where an interpreter lacks it (it is an implementation detail: ``_sha256`` up to
 Python 3.11, ``_sha2`` from 3.12).

@@ -1,165 +1,306 @@
-"""Find the submissions to grade, and the student each belongs to.
+"""Find the submissions to grade in SUBMISSIONS, the student each belongs to, and account for every
+other file: no student is ever silently lost.
 
-Accepted layouts (``SUBMISSIONS`` of ``grader grade``):
+``SUBMISSIONS`` (of ``grader grade``) is a folder or a ``.zip``, listed alike by
+:mod:`grader.submission_tree` (a zip through :mod:`grader.safe_unzip`, which then unpacks only the
+files to grade, into the output folder). A single folder wrapping everything
+(as many zips have) is looked through. Each entry at the top belongs to one student, by its name
+(:mod:`grader.lms_names`: Canvas and Moodle downloads, or plain ``<student-id>.py`` files and
+``<student-id>/`` folders); several entries may belong to the same student. Every file under
+SUBMISSIONS then ends up in exactly one of three places:
 
-* a folder of ``<student-id>.py`` files;
-* a folder of ``<student-id>/`` folders, each holding the assignment's submission file;
-* an LMS bulk download, where file names carry the student. Canvas:
-  ``<name>_<user id>_<submission id>_<file name>``, with an optional ``_late`` after the name,
-  and ``<file>-1.py`` for a re-upload; the student id is ``<name>_<user id>``;
-* a ``.zip`` of any of these, unpacked safely into the output folder (no entry may escape it,
-  no links, bounded sizes and counts, so a zip bomb stops early with a clear message).
+* :attr:`Discovery.submissions`: the one file graded for a student;
+* :attr:`Discovery.problems`: a student who gets an error row, and why (two submissions, none,
+  not a ``.py``/``.ipynb`` file, too large, unreadable, a link, a name that cannot name a result
+  file, a zip entry that cannot be unpacked);
+* :attr:`Discovery.ignored`: system files ignored by rule (:class:`~grader.lms_names.IgnoreRule`)
+  and a student's other files beside their submission, each with why.
 
-Problems that concern one student (two files for the same id, a file too large, a name that
-cannot name a file) become per-student problems; the batch goes on. A folder with nothing to
-grade is a :class:`~grader.errors.UsageError`.
+Which of a student's files is the submission (:func:`choose`, shared with ``gradescope-run``): the
+files named like it (:func:`~grader.lms_names.role_of`: any case, copy markers, ``.ipynb``), the
+shallowest in each of the student's entries; if there are none, the only ``.py``/``.ipynb`` file
+of any other name. More than one candidate is a problem ("keep one"), never a guess.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import stat
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from grader.errors import UsageError
+from grader.lms_names import (
+    MAX_ID_BYTES,
+    Identity,
+    NameSystem,
+    Owner,
+    Role,
+    id_problem,
+    is_code,
+    is_lms_folder,
+    owner_of_file,
+    owner_of_folder,
+    role_of,
+    shown,
+)
+from grader.safe_unzip import read_directory, unpack
 from grader.submission import MAX_SUBMISSION_BYTES
+from grader.submission_tree import Ignored, Item, Kind, folder_items, zip_items
 
-_CANVAS = re.compile(r"^(?P<name>[A-Za-z0-9]+?)(?:_LATE|_late)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
-MAX_ZIP_ENTRIES = 20_000
-MAX_ZIP_TOTAL = 512 * 1024 * 1024      # bytes unpacked, all entries together
-MAX_ZIP_RATIO = 200                    # unpacked / packed for one entry: more is a bomb
+__all__ = ["DEFAULT_SUFFIXES", "Discovery", "Found", "Ignored", "choose", "discover", "find_submission"]
+
+DEFAULT_SUFFIXES = (".py", ".ipynb")
+_LISTED = 5  # names quoted in one message before "and N more"
 
 
 @dataclass(frozen=True)
 class Found:
+    """A submission to grade: whose it is, the file to grade, and where it was in SUBMISSIONS."""
+
     student_id: str
     path: Path
+    identity: Identity | None = None   # None only when made by hand: then a plain identity
+    origin: str = ""                   # its path inside SUBMISSIONS (or the zip), '/'-separated
+
+    def __post_init__(self) -> None:
+        if self.identity is None:
+            object.__setattr__(self, "identity", Identity(NameSystem.PLAIN, self.student_id))
 
 
 @dataclass
 class Discovery:
-    submissions: list[Found] = field(default_factory=list)
-    problems: dict[str, str] = field(default_factory=dict)  # student id (or entry name) -> what is wrong
+    submissions: list[Found] = field(default_factory=list)     # sorted by student id
+    problems: dict[str, str] = field(default_factory=dict)     # student id -> what is wrong, what to do
+    ignored: list[Ignored] = field(default_factory=list)       # in path order
+    # Every student's, those with a problem too (an LMS import needs the id to post their 0).
+    identities: dict[str, Identity] = field(default_factory=dict)
 
 
-def discover(source: Path, submission_name: str, unpack_to: Path) -> Discovery:
-    """Everything gradable in ``source`` (a folder or a .zip), sorted by student id."""
+@dataclass(frozen=True)
+class Choice:
+    """Which of a student's files is the submission: ``picked``, or else the ``rivals`` that could
+    all be it (none: nothing could be). ``named``: the candidates were named like the submission
+    (else they are the code files of other names)."""
+
+    picked: Item | None
+    rivals: tuple[Item, ...] = ()
+    named: bool = True
+
+
+def discover(source: Path, submission_name: str, unpack_to: Path,
+             suffixes: Sequence[str] = DEFAULT_SUFFIXES, *, exclude: Path | None = None) -> Discovery:
+    """Account for every file in ``source`` (a folder or a .zip, unpacked into ``unpack_to``).
+    ``exclude``: a folder that may lie inside ``source`` and is nobody's (the run's output folder)."""
+    suffixes = tuple(suffix.lower() for suffix in suffixes)
     if not source.exists():
         raise UsageError(f"{source} does not exist")
-    if source.is_file():
+    ignored: dict[str, Ignored] = {}
+    is_zip = source.is_file()
+    if is_zip:
         if not zipfile.is_zipfile(source):
             raise UsageError(f"{source} is neither a folder nor a .zip of submissions")
-        folder = _unzip(source, unpack_to)
+        items = zip_items(read_directory(source), ignored)
     else:
-        folder = source
-    found = _scan(folder, submission_name)
+        items = folder_items(source, ignored, exclude)
+    items = _unwrapped(items, submission_name, suffixes)
+    found = Discovery()
+    students = sorted(_by_student(items).items())
+    found.identities = {_key(student): sources[0].owner.identity for student, sources in students}
+    picked = [chosen for student, sources in students
+              if (chosen := _account(student, sources, submission_name, suffixes, found.problems, ignored))]
+    failed: dict[str, str] = {}
+    if is_zip:
+        failed = unpack(source, [item.entry for _, item, _ in picked if item.entry is not None], unpack_to)
+    root = unpack_to if is_zip else source
+    for student, item, identity in picked:
+        path = root.joinpath(*item.origin)
+        problem = failed.get(item.entry.name) if item.entry is not None else _unreadable(path, item)
+        if problem is None:
+            found.submissions.append(Found(student, path, identity, "/".join(item.origin)))
+        else:
+            found.problems[_key(student)] = problem
+    found.ignored = sorted(ignored.values())
     if not found.submissions and not found.problems:
-        raise UsageError(f"nothing to grade in {source}: expected <student-id>.py files, <student-id>/"
-                         f"{submission_name} folders, a Canvas download or a .zip of one of these")
-    found.submissions.sort(key=lambda item: item.student_id)
+        listed = (f" ({len(found.ignored)} ignored: {_listing([i.path for i in found.ignored])})"
+                  if found.ignored else "")
+        raise UsageError(f"nothing to grade in {source}{listed}: expected <student-id>.py files, <student-id>/"
+                         f"{submission_name} folders, a Canvas or Moodle download, or a .zip of one of these")
+    found.submissions.sort(key=lambda submission: submission.student_id)
     return found
 
 
-def _scan(folder: Path, submission_name: str) -> Discovery:
-    entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith((".", "__MACOSX"))]
-    # A zip often wraps everything in one folder: look inside it.
-    if len(entries) == 1 and entries[0].is_dir() and not (entries[0] / submission_name).is_file():
-        return _scan(entries[0], submission_name)
-    candidates: dict[str, list[Path]] = {}
-    result = Discovery()
-    for entry in entries:
-        student, path = _student_of(entry, submission_name)
-        if student is None:
-            continue
-        if not _SAFE_ID.match(student):
-            result.problems[student[:128] or "?"] = (f"{entry.name}: the student id {student[:60]!r} has characters "
-                                                     "that cannot name a result file")
-            continue
-        candidates.setdefault(student, []).append(path)
-    for student, paths in candidates.items():
-        problem = _problem(paths, folder)
-        if problem:
-            result.problems[student] = problem
-        else:
-            result.submissions.append(Found(student, paths[0]))
-    return result
+def find_submission(folder: Path, submission_name: str,
+                    suffixes: Sequence[str] = DEFAULT_SUFFIXES) -> tuple[Path | None, list[str]]:
+    """One student's folder (Gradescope's ``/autograder/submission``): the file to grade, or None
+    and the paths inside ``folder`` that could each be it (empty when none could)."""
+    suffixes = tuple(suffix.lower() for suffix in suffixes)
+    if not folder.is_dir():
+        return None, []
+    items = [item for item in folder_items(folder, {}) if item.kind is not Kind.FOLDER]
+    choice = choose([(0, item, role_of(item.parts[-1], submission_name, suffixes)) for item in items])
+    if choice.picked is not None:
+        return folder.joinpath(*choice.picked.origin), []
+    return None, [item.path for item in choice.rivals]
 
 
-def _student_of(entry: Path, submission_name: str) -> tuple[str | None, Path]:
-    """(student id, file) for one entry of the submissions folder; (None, _) when it is not one."""
-    if entry.is_dir() and not entry.is_symlink():
-        return entry.name, entry / submission_name
-    if entry.suffix != ".py":
-        return None, entry
-    canvas = _CANVAS.match(entry.name)
-    if canvas:
-        stem = Path(submission_name).stem
-        if not re.fullmatch(rf"{re.escape(stem)}(-\d+)?\.py", canvas["file"]):
-            return None, entry  # another file of that student's, not the submission
-        return f"{canvas['name']}_{canvas['user']}", entry
-    return entry.stem, entry
+def choose(files: list[tuple[int, Item, Role]]) -> Choice:
+    """The submission among one student's files, each ``(which of the student's entries, item, role)``."""
+    named = [(source, item) for source, item, role in files if role is Role.SUBMISSION]
+    if named:
+        shallowest: dict[int, int] = {}
+        for source, item in named:
+            shallowest[source] = min(shallowest.get(source, len(item.parts)), len(item.parts))
+        candidates = [item for source, item in named if len(item.parts) == shallowest[source]]
+    else:
+        candidates = [item for _, item, role in files if role is Role.OTHER_CODE]
+    if len(candidates) == 1:
+        return Choice(candidates[0], named=bool(named))
+    return Choice(None, tuple(sorted(candidates, key=lambda item: item.path)), named=bool(named))
 
 
-def _problem(paths: list[Path], folder: Path) -> str | None:
-    if len(paths) > 1:
-        names = ", ".join(sorted(str(p.relative_to(folder)) for p in paths))
-        return f"more than one submission for this student ({names}); keep one and rerun"
-    path = paths[0]
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        return f"{path.name} is not a regular file"
-    if not path.exists():
-        return f"no {path.name} in {path.parent.name}/"
-    size = path.stat().st_size
-    if size > MAX_SUBMISSION_BYTES:
-        return f"{path.name} is {size:,} bytes; a submission may be at most {MAX_SUBMISSION_BYTES:,}"
+def _unwrapped(items: list[Item], submission_name: str, suffixes: tuple[str, ...]) -> list[Item]:
+    """Look through a single folder that wraps everything (``download/alice.py``...), unless it is
+    itself a student's: an LMS's student folder, or one holding a file named like the submission."""
+    while True:
+        tops = {item.parts[0] for item in items}
+        inside = [item for item in items if len(item.parts) > 1]
+        if len(tops) != 1 or not inside or is_lms_folder(next(iter(tops))):
+            return items
+        if any(item.error for item in items if len(item.parts) == 1):
+            return items
+        if any(len(item.parts) == 2 and item.kind is not Kind.FOLDER
+               and role_of(item.parts[1], submission_name, suffixes) is Role.SUBMISSION for item in inside):
+            return items
+        items = [Item(item.origin, item.kind, item.size, item.error, item.entry, item.depth + 1) for item in inside]
+
+
+# -- students -------------------------------------------------------------------------------------
+
+@dataclass
+class _Source:
+    """One top-level entry of SUBMISSIONS (after any wrapping folder), and the files in it."""
+
+    top: str
+    owner: Owner
+    is_folder: bool
+    path: str                                           # as shown: "alice.py", "alice/"
+    items: list[Item] = field(default_factory=list)     # its files (the entry itself, for a file)
+    error: str | None = None                            # the folder could not be listed
+
+
+def _by_student(items: list[Item]) -> dict[str, list[_Source]]:
+    sources: dict[str, _Source] = {}
+    for item in items:
+        top = item.parts[0]
+        is_folder = len(item.parts) > 1 or item.kind is Kind.FOLDER
+        if top not in sources:
+            owner = owner_of_folder(top) if is_folder else owner_of_file(top)
+            shown_path = shown("/".join(item.origin[:item.depth + 1])) + ("/" if is_folder else "")
+            sources[top] = _Source(top, owner, is_folder, shown_path)
+        source = sources[top]
+        if len(item.parts) == 1 and item.error:
+            source.error = item.error
+        if item.kind is not Kind.FOLDER:
+            source.items.append(item)
+    students: dict[str, list[_Source]] = {}
+    for source in sources.values():
+        students.setdefault(source.owner.student_id, []).append(source)
+    return students
+
+
+def _account(student: str, sources: list[_Source], submission_name: str, suffixes: tuple[str, ...],
+             problems: dict[str, str], ignored: dict[str, Ignored]) -> tuple[str, Item, Identity] | None:
+    """One student: their submission (returned with the identity its entry's name gives), or their
+    problem (put in ``problems``); their other files go to ``ignored``."""
+    key = _key(student)
+    files = [(index, item, _role(source, item, submission_name, suffixes))
+             for index, source in enumerate(sources) for item in source.items]
+    choice = choose(files)
+    mentioned: set[str] = {choice.picked.path} if choice.picked is not None else set()
+    unreadable = next((source for source in sources if source.error), None)
+    problem = id_problem(student)
+    if problem is not None:
+        problem = f"{_listing(sorted(source.path for source in sources))}: {problem}"
+        mentioned = {source.path for source in sources}
+    elif unreadable is not None:
+        problem = f"{unreadable.path} could not be read ({unreadable.error}); fix its permissions and rerun"
+    elif choice.picked is None:
+        problem, mentioned = _no_choice(sources, choice, submission_name, suffixes)
+    else:
+        problem = _unfit(choice.picked)
+    if problem is None:
+        assert choice.picked is not None
+        why = f"another file of {key}'s, not the submission (graded: {choice.picked.path})"
+    else:
+        problems[key] = problem
+        why = f"another file of {key}'s, who has an error row"
+    for _, item, _ in files:
+        if item.path not in mentioned:
+            ignored.setdefault(item.path, Ignored(item.path, why))
+    if problem is not None or choice.picked is None:
+        return None
+    top = choice.picked.parts[0]
+    return student, choice.picked, next(source.owner.identity for source in sources if source.top == top)
+
+
+def _role(source: _Source, item: Item, submission_name: str, suffixes: tuple[str, ...]) -> Role:
+    if source.is_folder:
+        return role_of(item.parts[-1], submission_name, suffixes)
+    if source.owner.inner_name is not None:  # an LMS's file: its own name says what it is
+        return role_of(source.owner.inner_name, submission_name, suffixes)
+    # A plain <student-id>.py: named after the student, so any submission suffix makes it theirs.
+    return Role.SUBMISSION if is_code(item.parts[-1], suffixes) else Role.OTHER
+
+
+def _no_choice(sources: list[_Source], choice: Choice, submission_name: str,
+               suffixes: tuple[str, ...]) -> tuple[str, set[str]]:
+    """Why nothing could be picked, and the files the message names."""
+    if choice.rivals:
+        names = [item.path for item in choice.rivals]
+        if choice.named:
+            return f"more than one submission for this student ({_listing(names)}); keep one and rerun", set(names)
+        return (f"no {submission_name} for this student, and more than one file could be it ({_listing(names)}); "
+                f"rename the one to grade {submission_name} and rerun"), set(names)
+    kinds = " or ".join(suffixes)
+    files = sorted(item.path for source in sources for item in source.items)
+    if len(sources) == 1 and sources[0].is_folder:
+        where = f"no {submission_name} in {sources[0].path}"
+        if not files:
+            return where, set()
+        return f"{where} (it holds {_listing(files)}, none of them a {kinds} file)", set(files)
+    return (f"{_listing(files)}: not a {kinds} file, so not a submission; if it is the student's work, "
+            f"rename it to end in {suffixes[0]} and rerun"), set(files)
+
+
+def _unfit(item: Item) -> str | None:
+    """Why the picked file cannot be graded (known from the listing alone), or None."""
+    if item.kind is Kind.LINK:
+        return f"{item.path} is a symbolic link, not a file; put the file itself there and rerun"
+    if item.kind is Kind.SPECIAL:
+        return f"{item.path} is not a regular file; put the submission file there and rerun"
+    if item.size > MAX_SUBMISSION_BYTES:
+        return (f"{item.path} is {item.size:,} bytes; a submission may be at most {MAX_SUBMISSION_BYTES:,} "
+                "(check that the right file was handed in)")
     return None
 
 
-def _unzip(archive: Path, target: Path) -> Path:
-    """Unpack ``archive`` into ``target`` (emptied first) without ever writing outside it."""
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    total = 0
-    with zipfile.ZipFile(archive) as bundle:
-        members = bundle.infolist()
-        if len(members) > MAX_ZIP_ENTRIES:
-            raise UsageError(f"{archive} holds {len(members):,} entries; at most {MAX_ZIP_ENTRIES:,} are accepted")
-        for member in members:
-            name = PurePosixPath(member.filename)
-            if member.is_dir() or name.name.startswith(".") or "__MACOSX" in name.parts:
-                continue
-            if name.is_absolute() or ".." in name.parts or "\\" in member.filename:
-                raise UsageError(f"{archive}: the entry {member.filename!r} would be written outside the "
-                                 "output folder; the zip was not unpacked")
-            if stat.S_ISLNK(member.external_attr >> 16):
-                raise UsageError(f"{archive}: the entry {member.filename!r} is a link; the zip was not unpacked")
-            total += member.file_size
-            ratio = member.file_size / max(member.compress_size, 1)
-            if total > MAX_ZIP_TOTAL or (member.file_size > 1_000_000 and ratio > MAX_ZIP_RATIO):
-                raise UsageError(f"{archive} unpacks to more than it should ({member.filename!r}: "
-                                 f"{member.file_size:,} bytes from {member.compress_size:,}); a zip bomb?")
-            destination = target.joinpath(*name.parts)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            with bundle.open(member) as source, open(destination, "wb") as sink:
-                # Copy with a cap: the sizes in the zip's directory can lie.
-                shutil.copyfileobj(_Capped(source, member.file_size), sink)
-    return target
+def _unreadable(path: Path, item: Item) -> str | None:
+    try:
+        with open(path, "rb"):
+            return None
+    except OSError as error:
+        return f"{item.path} could not be read ({error.strerror}); fix its permissions and rerun"
 
 
-class _Capped:
-    """A reader that refuses to deliver more bytes than the zip directory declared."""
+def _key(student: str) -> str:
+    """The student's key in :class:`Discovery`'s mappings: the id itself when it is valid; printable
+    (\\xNN for bytes that are not UTF-8), and shortened when refused for its length."""
+    key = shown(student)
+    return key if len(key.encode()) <= MAX_ID_BYTES else key[:117] + "..."
 
-    def __init__(self, stream, limit: int):
-        self.stream, self.left = stream, limit
 
-    def read(self, size: int = -1) -> bytes:
-        chunk = self.stream.read(min(size if size >= 0 else self.left + 1, self.left + 1))
-        if len(chunk) > self.left:
-            raise UsageError("a zip entry is larger than its header says; the zip was not unpacked")
-        self.left -= len(chunk)
-        return chunk
+def _listing(names: list[str]) -> str:
+    quoted = names[:_LISTED]
+    more = len(names) - len(quoted)
+    return ", ".join(quoted) + (f" and {more} more" if more else "")

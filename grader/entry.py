@@ -2,7 +2,8 @@
 
 ``grader check`` always needs a sandbox, and a sandbox's interpreter needs ~0.1 s to import numpy.
 Starting its warden before click and the rest of the grader are even imported lets that time
-overlap with ours; the ``check`` command then takes this sandbox instead of starting its own.
+overlap with ours; the CLI gets it in its :class:`~grader.cli.Session` (click's context object)
+and the ``check`` command takes it instead of starting its own.
 """
 
 from __future__ import annotations
@@ -10,21 +11,22 @@ from __future__ import annotations
 import os
 import sys
 
-_early = None
-
 
 def main() -> None:
-    global _early
     # The grader's own numpy only computes the checks' small expected values: one BLAS thread is
-    # plenty, and starting OpenBLAS's others costs `grader check` ~5 ms (unless the user chose).
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # plenty, and starting OpenBLAS's others costs `grader check` time (unless the user chose).
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
     checking = sys.argv[1:2] == ["check"] and "--help" not in sys.argv and "-h" not in sys.argv
+    warden = None
     if checking:
         from grader.sandbox.spawn import Warden
-        _early = Warden()
+        warden = Warden()
+    from grader.cli import Session
     from grader.cli import main as cli
+    session = Session(early_warden=warden)
     try:
-        cli(prog_name="grader")
+        cli(prog_name="grader", obj=session)
     except SystemExit as done:
         if not checking:
             raise
@@ -35,15 +37,4 @@ def main() -> None:
             stream.flush()
         os._exit(code)
     finally:  # a usage error exits before `check` takes the sandbox: close it, with its job folder
-        if _early is not None:
-            take_early_sandbox().close()
-
-
-def take_early_sandbox():
-    """A sandbox around the warden started by :func:`main`, once (None when there is none)."""
-    global _early
-    warden, _early = _early, None
-    if warden is None:
-        return None
-    from grader.sandbox.launcher import Sandbox
-    return Sandbox(warden=warden)
+        session.close_unused()

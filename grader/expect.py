@@ -11,13 +11,16 @@ Observed values are plain data and the records of :mod:`grader.values`: never tr
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from grader.values import Opaque, Raised
 
 WrongAnswers = Mapping[str, Any]
+NONE_KNOWN: WrongAnswers = MappingProxyType({})  # no known wrong answers
 
 
 class Mismatch(Exception):
@@ -28,7 +31,7 @@ class Mismatch(Exception):
         super().__init__(f"{what}: expected {expected}, got {got}")
 
 
-def expect_close(got, expected, *, what: str, wrong: WrongAnswers = {}, rtol: float = 1e-6,
+def expect_close(got, expected, *, what: str, wrong: WrongAnswers = NONE_KNOWN, rtol: float = 1e-6,
                  atol: float = 1e-9) -> None:
     """``got`` is an array (or number) of ``expected``'s shape, equal up to rounding."""
     expected = np.asarray(expected, dtype=float)
@@ -36,19 +39,26 @@ def expect_close(got, expected, *, what: str, wrong: WrongAnswers = {}, rtol: fl
         _fail(what, describe(expected), got, wrong)
 
 
-def expect_equal(got, expected, *, what: str, wrong: WrongAnswers = {}) -> None:
+def expect_equal(got, expected, *, what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
     """``got == expected`` exactly and with the same type (``True`` is not ``1``)."""
     if type(got) is not type(expected) or got != expected:
         _fail(what, describe(expected), got, wrong)
 
 
-def expect_none(got, *, what: str, wrong: WrongAnswers = {}) -> None:
+def expect_none(got, *, what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
     """``got`` is ``None``."""
     if got is not None:
         _fail(what, "None", got, wrong)
 
 
-def expect_raised(got, error_type: str, *, containing: str = "", what: str, wrong: WrongAnswers = {}) -> None:
+def expect_no_error(got, *, what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
+    """``got`` (an ``attempt(...)`` of a call that returns nothing) records no exception: the call
+    returned normally. A mismatch reads "expected no error, got raised RuntimeError: ..."."""
+    if isinstance(got, Raised) or got is not None:
+        _fail(what, "no error", got, wrong)
+
+
+def expect_raised(got, error_type: str, *, containing: str = "", what: str, wrong: WrongAnswers = NONE_KNOWN) -> None:
     """``got`` records an exception of ``error_type`` (or a subclass) whose message contains ``containing``."""
     if not (isinstance(got, Raised) and got.is_a(error_type) and containing in got.message):
         needle = f" with a message containing {containing!r}" if containing else ""

@@ -10,6 +10,17 @@
 
 ``run_in_gradescope`` is what ``run_autograder`` calls (``grader gradescope-run``). The root folder
 is ``/autograder`` unless ``GRADER_AUTOGRADER_ROOT`` says otherwise (tests lay out a temporary one).
+
+Three Gradescope rules shape what is here (its autograder documentation: specs and troubleshooting):
+
+- "Regrade all" reruns every submission: the scenarios' random inputs must not change, so the seed
+  is fixed per assignment (:func:`assignment_seed`, derived from the assignment's digest, unless
+  the package is built with a seed).
+- The container has 768 MB by default, and a container over its memory is killed without a
+  ``results.json``: :func:`memory_notes` says when the assignment's per-process limit needs more
+  (Autograder Settings raise it), and ``gradescope-run`` says so in the instructor's log.
+- Students may see the total only once hidden scenarios may be seen (see
+  :mod:`grader.report.gradescope`).
 """
 
 from __future__ import annotations
@@ -17,21 +28,29 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from grader import atomic
+from grader.discovery import find_submission
 from grader.errors import UsageError
+from grader.loading import load_assignment
 from grader.report import gradescope
-from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment, load_assignment
+from grader.runner import grade_submission
+from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment
 from grader.wheel import build_wheel
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"
+GRADESCOPE_DEFAULT_MEMORY_MB = 768   # Gradescope's documented default container memory
+# What the grader and the sandbox's interpreter hold besides the scenario process that may grow to
+# the assignment's limit (measured: see benchmarks/README.md, "Memory in a Gradescope container").
+GRADER_OVERHEAD_MB = 128
 
 SETUP_SH = """\
 #!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image. Pick a base image with
-# Python >= 3.11 (Ubuntu 24.04). Only the grader's wheel is local; numpy, click and pyyaml come
-# from the package registry.
+# Gradescope runs this once, when it builds the autograder image; what it prints is in the build log.
+# Pick a base image with Python >= 3.11 (Ubuntu 24.04). Only the grader's wheel is local; numpy,
+# click and pyyaml come from the package registry.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 python="${PYTHON:-python3}"
@@ -39,31 +58,63 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "autodiff-grader needs Python >= 3.11; choose a newer Gradescope base image" >&2
     exit 1
 fi
-"$python" -m pip --version >/dev/null 2>&1 || apt-get install -y python3-pip
-"$python" -m pip install --disable-pip-version-check --break-system-packages "$here"/wheels/*.whl 2>/dev/null \\
-    || "$python" -m pip install --disable-pip-version-check "$here"/wheels/*.whl
+if ! "$python" -m pip --version >/dev/null 2>&1; then
+    # A fresh image has no package lists: without the update, install finds nothing to install.
+    apt-get update
+    apt-get install -y --no-install-recommends python3-pip
+fi
+# PEP 668: a distribution's own Python (Ubuntu 23.04 and later) refuses pip installs unless told;
+# this image exists only to run the grader, so we tell it, and only then (an older pip, which does
+# not enforce PEP 668, does not know the option either).
+flags=()
+if "$python" -c 'import os, sys, sysconfig
+sys.exit(sys.prefix != sys.base_prefix
+         or not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+    flags+=(--break-system-packages)
+fi
+"$python" -m pip install --disable-pip-version-check ${flags[@]+"${flags[@]}"} "$here"/wheels/*.whl
 """
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Gradescope runs this for every submission: it writes $root/results/results.json.
 root="${GRADER_AUTOGRADER_ROOT:-/autograder}"
-exec "${PYTHON:-python3}" -m grader gradescope-run --root "$root" --hidden-visibility %(hidden_visibility)s
+exec "${PYTHON:-python3}" -m grader gradescope-run --root "$root" %(options)s
 """
 
 
-def build_package(assignment: Assignment, out: Path, hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY) -> Path:
-    """Write the Gradescope autograder zip for ``assignment`` (loaded with its hidden scenarios)."""
+def assignment_seed(assignment: Assignment) -> int:
+    """The seed of every run of this assignment on Gradescope: the same for the same assignment
+    files (so a regrade reproduces every input), another for any change to them."""
+    return int(assignment.digest[:16], 16) % 2**31
+
+
+def memory_notes(assignment: Assignment, container_mb: int = GRADESCOPE_DEFAULT_MEMORY_MB) -> list[str]:
+    """What an instructor must do for the assignment's memory limit to fit the container ([] when it does)."""
+    needed = assignment.limits.memory_mb + GRADER_OVERHEAD_MB
+    if needed <= container_mb:
+        return []
+    return [(f"The scenarios may use up to {assignment.limits.memory_mb} MB each (memory_limit_mb), and the grader "
+             f"about {GRADER_OVERHEAD_MB} MB more: {needed} MB, above the container's {container_mb} MB. Raise the "
+             f"container's memory to at least {needed} MB in the assignment's Autograder Settings on Gradescope, "
+             f"or set memory_limit_mb to at most {container_mb - GRADER_OVERHEAD_MB} in assignment.yaml; a "
+             "container over its memory is killed, and the student gets no results at all.")]
+
+
+def build_package(assignment: Assignment, out: Path,
+                  hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY, seed: int | None = None) -> Path:
+    """Write the Gradescope autograder zip for ``assignment`` (loaded with its hidden scenarios).
+    ``seed``: the seed of every run; by default :func:`assignment_seed`, decided at each run."""
     if assignment.hidden_directory is None:
         raise UsageError("the package needs the hidden scenarios: load the assignment with its solutions folder")
-    if hidden_visibility not in gradescope.VISIBILITIES:
-        raise UsageError(f"hidden visibility must be one of {', '.join(gradescope.VISIBILITIES)}")
+    _check_visibility(assignment, hidden_visibility)
+    options = f"--hidden-visibility {hidden_visibility}" + ("" if seed is None else f" --seed {int(seed)}")
     wheel_name, wheel_bytes = build_wheel()
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".{out.name}.tmp")
     with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         _add(bundle, "setup.sh", SETUP_SH, executable=True)
-        _add(bundle, "run_autograder", RUN_AUTOGRADER % {"hidden_visibility": hidden_visibility}, executable=True)
+        _add(bundle, "run_autograder", RUN_AUTOGRADER % {"options": options}, executable=True)
         _add(bundle, f"wheels/{wheel_name}", wheel_bytes)
         for folder, names in ((assignment.directory, (SPEC_FILE, _scenario_file(assignment, "public"))),
                               (assignment.hidden_directory, (HIDDEN_SPEC_FILE, _scenario_file(assignment, "hidden")))):
@@ -76,7 +127,7 @@ def build_package(assignment: Assignment, out: Path, hidden_visibility: str = gr
 
 
 def _scenario_file(assignment: Assignment, visibility: str) -> str | None:
-    return next((Path(s.code.filename).name for s in assignment.scenarios if s.visibility == visibility), None)
+    return next((Path(s.file).name for s in assignment.scenarios if s.visibility == visibility), None)
 
 
 def _add(bundle: zipfile.ZipFile, name: str, data: str | bytes, executable: bool = False) -> None:
@@ -86,35 +137,64 @@ def _add(bundle: zipfile.ZipFile, name: str, data: str | bytes, executable: bool
     bundle.writestr(info, data)
 
 
-def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY) -> dict:
-    """Grade the submission in ``root/submission`` and write ``root/results/results.json``."""
-    from grader.runner import grade_submission
+def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HIDDEN_VISIBILITY, *,
+                      seed: int | None = None, log: Callable[[str], None] = lambda line: None,
+                      cgroup: Path = Path("/sys/fs/cgroup")) -> dict:
+    """Grade the submission in ``root/submission`` and write ``root/results/results.json``.
 
+    ``seed`` defaults to :func:`assignment_seed`. ``log`` receives lines for the instructor's log
+    (Gradescope keeps stdout from students): the seed, and a container too small for the limits
+    (read from the cgroup file system under ``cgroup``)."""
     source = root / "source"
     assignment = load_assignment(source / "assignment", hidden=source / "solutions")
+    _check_visibility(assignment, hidden_visibility)
+    seed = assignment_seed(assignment) if seed is None else seed
+    origin = "derived from the assignment digest" if seed == assignment_seed(assignment) else "configured"
+    log(f"Seed {seed} ({origin})")
+    container = container_memory_mb(cgroup)
+    if container is not None:
+        for note in memory_notes(assignment, container):
+            log(f"Warning: {note}")
     results_file = root / "results" / "results.json"
-    submission = _find_submission(root / "submission", assignment.submission)
+    submission, rivals = find_submission(root / "submission", assignment.submission)
     if submission is None:
-        document = {"score": 0.0, "output": f"No {assignment.submission} was found in your submission. "
-                    f"Upload a file named {assignment.submission}.", "visibility": "visible",
-                    "stdout_visibility": "hidden", "tests": []}
+        document = {"score": 0.0, "output": _not_found(root / "submission", assignment.submission, rivals),
+                    "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
     else:
-        result = grade_submission(submission, assignment, visibility="all")
+        result = grade_submission(submission, assignment, seed=seed, scope="all")
         document = gradescope.to_results_json(result, hidden_visibility=hidden_visibility)
     atomic.write_text(results_file, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return document
 
 
-def _find_submission(folder: Path, name: str) -> Path | None:
-    """The submission file: ``name`` at the top, else the only file of that name below, else the
-    only ``.py`` file anywhere (students upload folders and renamed files)."""
-    if (folder / name).is_file():
-        return folder / name
-    for pattern in (name, "*.py"):
-        matches = [p for p in folder.rglob(pattern) if p.is_file() and "__MACOSX" not in p.parts]
-        if len(matches) == 1:
-            return matches[0]
+def container_memory_mb(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """This container's memory limit in MB (cgroup v2, else v1), or None when unlimited or unknown."""
+    for name in ("memory.max", "memory/memory.limit_in_bytes"):
+        try:
+            text = (cgroup / name).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 2**60:  # v1 says "no limit" with a huge number, v2 with "max"
+            return int(text) // 2**20
+        return None
     return None
+
+
+def _check_visibility(assignment: Assignment, hidden_visibility: str) -> None:
+    problem = gradescope.hidden_visibility_problem(
+        hidden_visibility, sum(s.points for s in assignment.scenarios if s.visibility == "hidden"))
+    if problem:
+        raise UsageError(problem)
+
+
+def _not_found(folder: Path, name: str, rivals: list[str]) -> str:
+    """What the student reads when no single file could be graded."""
+    if rivals:
+        return (f"More than one file in your submission could be {name} ({', '.join(rivals)}). "
+                f"Submit only one, named {name}.")
+    uploaded = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    listed = f" (you submitted: {', '.join(uploaded[:10])}{' ...' if len(uploaded) > 10 else ''})" if uploaded else ""
+    return f"No {name} was found in your submission{listed}. Upload a file named {name}."
 
 
 def default_root() -> Path:

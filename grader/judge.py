@@ -1,6 +1,6 @@
 """Turn what a scenario run produced into a verdict, in the grader. Pure: no processes, no files.
 
-The outcome (:class:`~grader.sandbox.launcher.RunOutcome`) is untrusted data; the check and the
+The outcome (:class:`~grader.outcomes.RunOutcome`) is untrusted data; the check and the
 expected values live only here. Every way a run can end maps to one :class:`Status` and a
 feedback a student can act on.
 """
@@ -13,6 +13,7 @@ from grader.outcomes import RunOutcome
 from grader.results import Feedback, ScenarioResult, Status
 from grader.spec import ScenarioSpec
 from grader.values import Raised, materialize
+from grader.visibility import Visibility
 
 _CPU_SIGNALS = {signal.SIGXCPU}
 
@@ -27,13 +28,16 @@ def scenario_result(spec: ScenarioSpec, status: Status, feedback: Feedback, dura
     return ScenarioResult(
         id=spec.id, title=spec.title, task=spec.task, max_points=spec.points, status=status,
         points=spec.points if status is Status.PASSED else 0.0, feedback=feedback, duration=round(duration, 6),
-        visibility=spec.visibility, program=spec.code.source if spec.visibility == "public" else None)
+        visibility=spec.visibility, program=spec.source if spec.visibility is Visibility.PUBLIC else None)
 
 
 def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: int) -> tuple[Status, Feedback]:
     if outcome.timed_out:
+        limit = outcome.time_limit if outcome.time_limit is not None else spec.time_limit
+        cut = (f" (its limit is {spec.time_limit:g} s; it was cut to {limit:g} s because another scenario of this "
+               "task had already timed out)") if limit < spec.time_limit else ""
         return Status.TIMEOUT, Feedback(
-            f"did not finish within {spec.time_limit:g} s (an infinite loop, or a graph walked exponentially?)")
+            f"did not finish within {limit:g} s{cut}: an infinite loop, or a graph walked exponentially?")
     if outcome.problem is not None:
         return Status.FAILED, Feedback(f"the result could not be accepted: {outcome.problem}")
     if outcome.has_result and outcome.error is not None:
@@ -45,8 +49,10 @@ def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: i
 
 def _checked(spec: ScenarioSpec, inputs: dict, observations) -> tuple[Status, Feedback]:
     from grader.expect import Mismatch  # numpy: only once there is something to judge
+    check = spec.code.check_fn
+    assert check is not None  # the loader refuses a scenario without one
     try:
-        spec.code.check_fn(materialize(observations), **inputs)
+        check(materialize(observations), **inputs)
     except Mismatch as miss:
         return Status.FAILED, Feedback(f"{miss.what}: expected {miss.expected}, got {miss.got}", what=miss.what,
                                        expected=miss.expected, got=miss.got, misconception=miss.misconception)

@@ -34,3 +34,4 @@ class RunOutcome:
     stdout: str = ""
     stderr: str = ""
     duration: float = 0.0
+    time_limit: float | None = None    # the wall-clock limit it ran under (the runner sets it)

@@ -10,7 +10,9 @@ import functools
 from dataclasses import dataclass, field, fields
 from enum import Enum
 
-SCHEMA_VERSION = 1
+from grader.visibility import Scope, Visibility
+
+SCHEMA_VERSION = 2
 
 
 class Status(str, Enum):
@@ -49,12 +51,22 @@ class ScenarioResult:
     status: Status
     feedback: Feedback
     duration: float               # seconds, wall-clock, as measured by the grader
-    visibility: str               # "public" or "hidden"
+    visibility: Visibility
     program: str | None = None    # the program's source, for public scenarios only
 
     @property
     def passed(self) -> bool:
         return self.status is Status.PASSED
+
+
+@dataclass(frozen=True)
+class ProvidedChange:
+    """A part of the provided code (the handout's engine) that the submission changed or removed."""
+
+    name: str                 # "Tensor.backward", "Tensor" (its class body), "module-level code"
+    kind: str                 # "changed" or "removed"
+    first_line: int | None    # where it is in the submission (None: removed)
+    last_line: int | None
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,7 @@ class SubmissionResult:
     submission: str               # the file graded, as given
     submission_sha256: str
     seed: int
-    visibility: str               # which scenarios ran: "public" or "all"
+    visibility: Scope             # which scenarios ran
     score: float
     max_score: float
     tasks: tuple[TaskScore, ...]
@@ -83,6 +95,8 @@ class SubmissionResult:
     error: str | None = None      # why the submission could not be graded at all (then score is 0)
     import_stdout: str = ""       # what the submission printed while it was imported: bounded, shown, never parsed
     import_stderr: str = ""
+    student_id: str | None = None  # whose it is, in a batch (None for grader check)
+    provided_changes: tuple[ProvidedChange, ...] = ()  # parts of the provided engine it changed
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -95,22 +109,32 @@ class SubmissionResult:
         data = _fields_of(self)
         data["tasks"] = [_fields_of(task) for task in self.tasks]
         data["scenarios"] = [{**_fields_of(scenario), "status": scenario.status.value,
-                              "feedback": _fields_of(scenario.feedback)} for scenario in self.scenarios]
+                              "visibility": scenario.visibility.value, "feedback": _fields_of(scenario.feedback)}
+                             for scenario in self.scenarios]
+        data["visibility"] = self.visibility.value
         data["isolation"], data["timings"] = list(self.isolation), dict(self.timings)
+        data["provided_changes"] = [_fields_of(change) for change in self.provided_changes]
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SubmissionResult":
+    def field_names(cls) -> tuple[str, ...]:
+        """The keys of :meth:`to_dict` (a document may hold more: reporters' derived views)."""
+        return _field_names(cls)  # type: ignore[arg-type]  # a class is hashable
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SubmissionResult:
         scenarios = tuple(
-            ScenarioResult(**{**s, "status": Status(s["status"]), "feedback": Feedback(**s["feedback"])})
+            ScenarioResult(**{**s, "status": Status(s["status"]), "visibility": Visibility(s["visibility"]),
+                              "feedback": Feedback(**s["feedback"])})
             for s in data["scenarios"])
         return cls(**{**data, "scenarios": scenarios, "tasks": tuple(TaskScore(**t) for t in data["tasks"]),
-                      "isolation": tuple(data["isolation"])})
+                      "visibility": Scope(data["visibility"]), "isolation": tuple(data["isolation"]),
+                      "provided_changes": tuple(ProvidedChange(**c) for c in data.get("provided_changes", ()))})
 
 
 def _fields_of(record) -> dict:
     """A dataclass instance's fields as a dict, in declaration order, values as they are."""
-    return {name: getattr(record, name) for name in _field_names(type(record))}
+    return {name: getattr(record, name) for name in _field_names(type(record))}  # type: ignore[arg-type]
 
 
 @functools.cache

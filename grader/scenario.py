@@ -21,8 +21,9 @@ A scenario file is ordinary Python, trusted (instructors write it)::
 
 Only the *program's source text* crosses into the sandbox, where it is compiled on its own. So a
 program may use its arguments (the student's module, then the inputs), ``np``, :func:`attempt`
-and builtins, and nothing else from the file; :func:`load_scenarios` enforces that. The check,
-the expected values and everything else in the file stay in the grader.
+and builtins, and nothing else from the file; the spec enforces that from the file's index
+(:mod:`grader.spec`), and :mod:`grader.loading` imports the file. The check, the expected values
+and everything else in the file stay in the grader.
 
 Inputs: ``@scenario(inputs=make)`` calls ``make(rng)`` in the grader with a
 ``numpy.random.Generator`` seeded from the run's seed and the scenario id; the dict it returns
@@ -31,21 +32,10 @@ is sent to the program and given to the check, both as keyword arguments.
 
 from __future__ import annotations
 
-import builtins
-import functools
-import importlib.util
-import inspect
-import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
-
-from grader import scenario_index
-from grader.errors import SpecError
-
-# Names a program may use besides its parameters and builtins; the sandbox provides them.
-SANDBOX_GLOBALS = frozenset({"np", "attempt"})
+from typing import Any
 
 
 def attempt(action: Callable[[], Any]):
@@ -61,19 +51,37 @@ def attempt(action: Callable[[], Any]):
     """
     try:
         return action()
-    except Exception as error:  # noqa: BLE001 - the whole point is to observe it
+    except Exception as error:
         return error
+
+
+def plain(value):
+    """The plain data of what a program observed: a tensor's values (the ``data`` array of any
+    object that has one), each item of an exact list or tuple, anything else as it is. Never
+    raises, so a program can return ``plain(tape.gradient(y, x))`` whatever the student's code
+    gave back, and the check describes a wrong value instead of the scenario failing on it.
+    (The sandbox child defines its own identical helper; this one serves authoring and tests.)"""
+    try:
+        kind = type(value)
+        if kind is list or kind is tuple:
+            return kind(plain(item) for item in value)
+        import numpy as np  # here: the plan phase imports this module, and needs no numpy
+        if kind is not np.ndarray:
+            data = getattr(value, "data", None)
+            if type(data) is np.ndarray:
+                return data
+    except Exception:
+        pass
+    return value
 
 
 @dataclass
 class Scenario:
-    """One scenario as defined in a scenario file (before the spec gives it points and a task)."""
+    """One scenario as a scenario file defines it: its program, its check and how its inputs are
+    made (the spec gives it points and a task; the plan holds its program's source)."""
 
     id: str
     program: Callable[..., Any]
-    source: str  # the program's own source text, decorators removed: what the sandbox runs
-    filename: str
-    lineno: int
     make_inputs: Callable[[Any], dict] | None = None
     check_fn: Callable[..., None] | None = field(default=None, repr=False)
 
@@ -98,73 +106,6 @@ def scenario(function: Callable | None = None, *, inputs: Callable[[Any], dict] 
     """Decorator that turns a program function into a :class:`Scenario` (see the module doc)."""
 
     def wrap(program: Callable) -> Scenario:
-        source, lineno = _program_source(program)
-        return Scenario(id=program.__name__, program=program, source=source,
-                        filename=inspect.getsourcefile(program) or "?", lineno=lineno, make_inputs=inputs)
+        return Scenario(id=program.__name__, program=program, make_inputs=inputs)
 
     return wrap(function) if function is not None else wrap
-
-
-def _program_source(program: Callable) -> tuple[str, int]:
-    """The function's source from its ``def`` line on (decorators dropped), dedented."""
-    import textwrap  # here, like symtable below: grader check imports this module on its way to the sandbox
-    filename = inspect.getsourcefile(program)
-    lines, spans, _ = _scenario_file(filename)
-    first, last = spans[program.__code__.co_firstlineno]
-    return textwrap.dedent("".join(lines[first - 1: last])), first
-
-
-@functools.lru_cache(maxsize=64)
-def _scenario_file(filename: str) -> tuple[list[str], dict[int, tuple[int, int]], dict[int, dict]]:
-    """A scenario file, indexed once per process (:mod:`grader.scenario_index`): its lines; for each
-    function, (first line incl. decorators) and (def line) -> (def line, last line); and each
-    function's record by its def line."""
-    text = Path(filename).read_text(encoding="utf-8")
-    spans, records = {}, {}
-    for record in scenario_index.functions(text):
-        spans[record["start"]] = spans[record["line"]] = (record["line"], record["end"])
-        records[record["line"]] = record
-    return text.splitlines(keepends=True), spans, records
-
-
-def load_scenarios(path: Path) -> dict[str, Scenario]:
-    """Import a scenario file (trusted) and return its scenarios by id, checked for sandbox use."""
-    module_name = f"_grader_scenarios_{zlib.crc32(str(path).encode()):x}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise SpecError(str(path), None, "scenarios", "cannot be loaded as a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise SpecError(str(path), error.lineno, "scenarios", f"syntax error: {error.msg}") from None
-    except Exception as error:
-        raise SpecError(str(path), None, "scenarios", f"raised {type(error).__name__}: {error}") from None
-    found = {value.id: value for value in vars(module).values() if isinstance(value, Scenario)}
-    for item in found.values():
-        _check_self_contained(item, path)
-        if item.check_fn is None:
-            raise SpecError(str(path), item.lineno, item.id,
-                            f"scenario {item.id!r} has no check; add @{item.id}.check below it")
-    return found
-
-
-def _check_self_contained(item: Scenario, path: Path) -> None:
-    """A program runs alone in the sandbox: refuse any global name it would not find there."""
-    record = _scenario_file(item.filename)[2].get(item.lineno) if item.filename != "?" else None
-    if record is not None and record["top"] and record["name"] == item.id:
-        has_params, used = record["params"], set(record["globals"])  # its source alone, as below
-    else:  # nested in another function: analyse its source alone here
-        import symtable
-        table = symtable.symtable(item.source, str(path), "exec").get_children()[0]
-        has_params, used = bool(table.get_parameters()), scenario_index.globals_used(table)
-    if not has_params:
-        raise SpecError(str(path), item.lineno, item.id,
-                        "a scenario program takes the student's module as its first argument")
-    allowed = SANDBOX_GLOBALS | set(dir(builtins))
-    missing = sorted(used - allowed)
-    if missing:
-        raise SpecError(str(path), item.lineno, item.id,
-                        f"the program uses {', '.join(map(repr, missing))}, which the sandbox does not have; "
-                        "a program may use only its arguments, np, attempt and builtins")

@@ -1,15 +1,33 @@
-"""Scores from scenario results: pure arithmetic over data."""
+"""Scores from scenario results: pure arithmetic over data, for one submission and for a class.
+
+For a class, :class:`StudentRow` is what a batch keeps per student (a few hundred bytes whatever the
+feedback), so its memory stays flat in the number of submissions; :func:`summarize` turns rows into
+the class statistics of ``summary.json``.
+"""
 
 from __future__ import annotations
 
-from grader.results import ScenarioResult, TaskScore
-from grader.spec import Assignment
+import math
+import statistics
+import sys
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from grader.results import ScenarioResult, Status, SubmissionResult, TaskScore
+
+if TYPE_CHECKING:
+    from grader.spec import Plan
+
+BINS = 10
+_NOT_RUN = float("nan")
 
 
-def task_scores(assignment: Assignment, scenarios: tuple[ScenarioResult, ...]) -> tuple[TaskScore, ...]:
+def task_scores(plan: Plan, scenarios: tuple[ScenarioResult, ...]) -> tuple[TaskScore, ...]:
     """Points per task, in the spec's task order, for the tasks that had scenarios in this run."""
     scores = []
-    for task in assignment.tasks:
+    for task in plan.tasks:
         mine = [s for s in scenarios if s.task == task.id]
         if mine:
             scores.append(TaskScore(task.id, task.title, _round(sum(s.points for s in mine)),
@@ -25,3 +43,143 @@ def total(scenarios: tuple[ScenarioResult, ...]) -> tuple[float, float]:
 def _round(value: float) -> float:
     # Points are decimal fractions at most; keep 1/3-style sums readable and stable across runs.
     return round(value, 6)
+
+
+# --------------------------------------------------------------------------- a class
+
+
+@dataclass(frozen=True)
+class Column:
+    """A scenario as a gradebook column: shared by every row (strings interned)."""
+
+    id: str
+    title: str
+    task: str
+    points: float = 0.0   # what it is worth: a 0-point scenario (the provided engine's) shows pass/fail
+
+
+@dataclass(frozen=True, slots=True)
+class StudentRow:
+    """One student's line: scores and per-scenario points, no feedback.
+
+    The error-row convention: a submission that could not be graded (no result at all, or a result
+    whose ``error`` says why) scores 0 of the assignment's maximum, with the reason in ``error``:
+    never an empty score, which an LMS would read as "no change"."""
+
+    student_id: str
+    score: float
+    max_score: float | None
+    error: str | None             # why it could not be graded (first line), or None
+    has_result: bool              # a result file exists for it (the scenarios ran, or were meant to)
+    columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
+    points: array                 # array('d') aligned with columns; NaN: not run
+    passed: bytes                 # aligned with columns; 1: passed
+    provided_changes: str = ""    # the parts of the provided engine it changed, for the gradebook
+
+    @classmethod
+    def of(cls, student_id: str, result: SubmissionResult | None, error: str | None,
+           max_score: float | None = None) -> StudentRow:
+        """A result's row; or, for ``result`` None, an error row saying ``error``, out of ``max_score``."""
+        if result is None:
+            return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), array("d"), b"")
+        columns = _columns(tuple((s.id, s.title, s.task, s.max_points) for s in result.scenarios))
+        earned = array("d", (_NOT_RUN if s.status is Status.NOT_RUN else s.points for s in result.scenarios))
+        passed = bytes(s.passed for s in result.scenarios)
+        reason = result.error.splitlines()[0] if result.error else None
+        changed = "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
+                            for change in result.provided_changes)
+        return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, earned, passed,
+                   changed)
+
+    @property
+    def graded(self) -> bool:
+        return self.has_result and self.error is None
+
+
+def columns_of(plan: Plan) -> tuple[Column, ...]:
+    """The gradebook's scenario columns for a batch of ``plan``: every scenario, in the spec's order."""
+    return _columns(tuple((s.id, s.title, s.task, s.points) for s in plan.scenarios))
+
+
+def max_score_of(plan: Plan) -> float:
+    """The points a submission can earn on all of ``plan``'s scenarios."""
+    return _round(sum(s.points for s in plan.scenarios))
+
+
+_COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
+
+
+def _columns(key: tuple) -> tuple[Column, ...]:
+    """One shared tuple of columns per distinct scenario list (every row of a batch shares it)."""
+    if key not in _COLUMN_SETS:
+        _COLUMN_SETS[key] = tuple(Column(sys.intern(sid), sys.intern(title), sys.intern(task), float(worth))
+                                  for sid, title, task, worth in key)
+    return _COLUMN_SETS[key]
+
+
+def summarize(rows: Iterable[StudentRow], *, max_score: float | None = None,
+              columns: tuple[Column, ...] | None = None) -> dict:
+    """The class summary (``OUT/summary.json``): plain data, JSON-ready.
+
+    Keys: ``count``; ``graded`` (how many have a result without error); ``ungradable`` (list of
+    ``{student_id, reason}``); ``max_score`` (the assignment's, when given, else the results');
+    ``mean``, ``median``, ``min``, ``max`` over the graded scores (``None`` when nothing was
+    graded); ``histogram``: ``BINS`` bins over ``0..max_score`` as ``{from, to, count}`` (the last
+    bin includes ``max_score``); ``scenarios``: per scenario (of ``columns`` when given, else the
+    results') ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate
+    first (what the class got wrong), ties in assignment order.
+    """
+    rows = sorted(rows, key=lambda row: row.student_id)
+    graded = [row for row in rows if row.graded]
+    ungradable = [{"student_id": row.student_id, "reason": row.error} for row in rows if not row.graded]
+    scores = [row.score for row in graded]
+    if max_score is None:
+        max_score = next((row.max_score for row in rows if row.max_score is not None), None)
+    return {
+        "count": len(rows),
+        "graded": len(graded),
+        "ungradable": ungradable,
+        "max_score": max_score,
+        "mean": _round(statistics.fmean(scores)) if scores else None,
+        "median": _round(statistics.median(scores)) if scores else None,
+        "min": min(scores) if scores else None,
+        "max": max(scores) if scores else None,
+        "histogram": _histogram(scores, max_score or 0.0),
+        "scenarios": _pass_rates(list(columns) if columns is not None else scenario_order(rows), graded),
+    }
+
+
+def scenario_order(rows: list[StudentRow]) -> list[Column]:
+    """Scenarios in assignment order: the first error-free result's, then any others' new ones."""
+    order: dict[str, Column] = {}
+    for row in sorted((row for row in rows if row.has_result), key=lambda row: row.error is not None):
+        for column in row.columns:
+            order.setdefault(column.id, column)
+    return list(order.values())
+
+
+def _pass_rates(columns: list[Column], graded: list[StudentRow]) -> list[dict]:
+    passed = dict.fromkeys((column.id for column in columns), 0)
+    total = dict.fromkeys((column.id for column in columns), 0)
+    for row in graded:
+        for column, did in zip(row.columns, row.passed):
+            if column.id not in total:
+                continue
+            total[column.id] += 1
+            passed[column.id] += did
+    rates = [{"id": column.id, "title": column.title, "task": column.task, "passed": passed[column.id],
+              "total": total[column.id],
+              "rate": _round(passed[column.id] / total[column.id]) if total[column.id] else None}
+             for column in columns]
+    # Scenarios nobody could be graded on carry no information: they go last.
+    return sorted(rates, key=lambda r: (r["rate"] is None, r["rate"] or 0.0))
+
+
+def _histogram(scores: list[float], max_score: float) -> list[dict]:
+    width = max_score / BINS
+    bins = [{"from": _round(i * width), "to": _round((i + 1) * width), "count": 0} for i in range(BINS)]
+    for score in scores:
+        # The epsilon keeps 0.3/0.1 == 3 from landing in bin 2; the last bin holds full marks.
+        index = math.floor(score / width + 1e-9) if width > 0 else BINS - 1
+        bins[min(max(index, 0), BINS - 1)]["count"] += 1
+    return bins

@@ -1,37 +1,63 @@
-"""The assignment spec: the rubric in YAML, the scenarios in Python, checked against each other.
+"""The assignment spec: what ``assignment.yaml`` (and the instructor's ``hidden.yaml``) declare, checked
+against the scenario files' index. Pure: documents and texts in, a frozen :class:`Plan` out.
 
 Students receive ``exercises/<id>/assignment.yaml`` with the public scenarios; instructors keep
-``solutions/<id>/hidden.yaml`` with the hidden ones. :func:`load_assignment` reads one or both
-and returns a frozen :class:`Assignment`; every problem is a :class:`~grader.errors.SpecError`
-naming the file, the line and the field.
+``solutions/<id>/hidden.yaml`` with the hidden ones. Reading the files (and caching what was parsed)
+is :mod:`grader.loading`'s job; this module validates what was read and reports every problem as a
+:class:`~grader.errors.SpecError` naming the file, the line and the field. A plan holds everything a
+sandbox needs (each program's source, limits, forbidden imports) and nothing of the scenario code;
+:class:`Assignment` adds the code, imported from the very texts the plan was built from.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
+import functools
 import re
-from dataclasses import dataclass
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.errors import SpecError
-from grader.scenario import Scenario, load_scenarios
-from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean, parse
+from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
+from grader.visibility import Scope, Visibility
+
+if TYPE_CHECKING:
+    from grader.scenario import Scenario
 
 SPEC_FILE = "assignment.yaml"
 HIDDEN_SPEC_FILE = "hidden.yaml"
+# Names a program may use besides its parameters and builtins: the sandbox provides them.
+SANDBOX_GLOBALS = frozenset({"np", "attempt", "plain"})
 
 NUMBER = (int, float)
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+_MODULE = re.compile(r"^[A-Za-z_][\w.]*$")
+_QUALIFIED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)?$")
+
+
+def _positive(value) -> str | None:
+    return None if value > 0 else "must be more than 0"
+
+
+def _at_least(low):
+    return lambda value: None if value >= low else f"must be at least {low}"
+
 
 PUBLIC_FIELDS = {
     "id": Field((str,), True, describe="a short identifier such as autodiff"),
     "title": Field((str,), True, describe="text"),
     "submission": Field((str,), True, describe="the file name students submit, such as autodiff.py"),
     "scenario_file": Field((str,), True, describe="the Python file beside this one that defines the scenarios"),
-    "total_points": Field(NUMBER, describe="a number: the points of public and hidden scenarios together"),
-    "time_limit": Field(NUMBER, default=5.0, describe="seconds of wall-clock time per scenario"),
-    "import_time_limit": Field(NUMBER, default=10.0, describe="seconds to import the submission"),
-    "memory_limit_mb": Field((int,), default=1024, describe="MiB of address space per process"),
-    "output_limit_kb": Field((int,), default=64, describe="KiB of stdout/stderr kept per scenario"),
+    "total_points": Field(NUMBER, describe="a number: the points of public and hidden scenarios together",
+                          check=_at_least(0)),
+    "time_limit": Field(NUMBER, default=5.0, describe="seconds of wall-clock time per scenario", check=_positive),
+    "import_time_limit": Field(NUMBER, default=10.0, describe="seconds to import the submission", check=_positive),
+    "memory_limit_mb": Field((int,), default=1024, describe="MiB of address space per process", check=_at_least(64)),
+    "output_limit_kb": Field((int,), default=64, describe="KiB of stdout/stderr kept per scenario", check=_at_least(1)),
     "forbidden_imports": Field((list,), default=(), describe="a list of module names"),
     "tasks": Field((list,), True, describe="a list of tasks, each with id and title"),
     "scenarios": Field((list,), True, describe="a list of scenarios"),
@@ -41,115 +67,186 @@ HIDDEN_FIELDS = {
     "scenario_file": Field((str,), True, describe="the Python file beside this one that defines the scenarios"),
     "scenarios": Field((list,), True, describe="a list of scenarios"),
 }
-TASK_FIELDS = {"id": Field((str,), True, describe="an identifier"), "title": Field((str,), True, describe="text")}
+TASK_FIELDS = {
+    "id": Field((str,), True, describe="an identifier"),
+    "title": Field((str,), True, describe="text"),
+    "functions": Field((list,), default=(), describe="the student's functions, e.g. [Tensor.detach, stop_gradient]"),
+}
 SCENARIO_FIELDS = {
     "id": Field((str,), True, describe="the name of the scenario's program function"),
     "title": Field((str,), True, describe="one line saying what the scenario checks"),
     "task": Field((str,), True, describe="the id of a task"),
-    "points": Field(NUMBER, True, describe="a number of points (0 for a provided-engine check)"),
+    "points": Field(NUMBER, True, describe="a number of points (0 for a provided-engine check)", check=_at_least(0)),
     "visibility": Field((str,), describe="public or hidden"),
-    "time_limit": Field(NUMBER, describe="seconds (overrides the assignment's time_limit)"),
+    "time_limit": Field(NUMBER, describe="seconds (overrides the assignment's time_limit)", check=_positive),
 }
 
 
 @dataclass(frozen=True)
 class Limits:
-    time: float
-    import_time: float
-    memory_mb: int
-    output_bytes: int
+    time: float = PUBLIC_FIELDS["time_limit"].default
+    import_time: float = PUBLIC_FIELDS["import_time_limit"].default
+    memory_mb: int = PUBLIC_FIELDS["memory_limit_mb"].default
+    output_bytes: int = PUBLIC_FIELDS["output_limit_kb"].default * 1024
 
 
 @dataclass(frozen=True)
 class Task:
     id: str
     title: str
+    functions: tuple[str, ...] = ()  # qualified names of the student's functions ("Tensor.detach")
 
 
 @dataclass(frozen=True)
-class ScenarioSpec:
-    """A scenario as graded: its code plus what the rubric says about it."""
+class ScenarioPlan:
+    """A scenario as the spec declares it, with its program's source: what a sandbox needs."""
 
     id: str
     title: str
     task: str
     points: float
-    visibility: str  # "public" or "hidden"
+    visibility: Visibility
     time_limit: float
-    code: Scenario
+    source: str         # the program function's source, decorators removed, dedented: what the sandbox runs
+    has_inputs: bool    # declared with @scenario(inputs=...): inputs come from the loaded code
+    file: str           # the scenario file (path as read) and the program's def line, for messages
+    line: int
 
 
 @dataclass(frozen=True)
-class Assignment:
+class ScenarioSpec(ScenarioPlan):
+    """A scenario as graded: its plan plus its code (the program, the check, the inputs)."""
+
+    code: Scenario = field(kw_only=True, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class AssignmentFile:
+    role: str   # "spec", "scenarios", "hidden_spec", "hidden_scenarios"
+    name: str   # the file's name in its folder
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An assignment as declared: validated spec and programs, no scenario code imported."""
+
     id: str
     title: str
     submission: str
     directory: Path
     tasks: tuple[Task, ...]
-    scenarios: tuple[ScenarioSpec, ...]
+    scenarios: tuple[ScenarioPlan, ...]
     limits: Limits
     forbidden_imports: tuple[str, ...]
     total_points: float | None
     digest: str  # sha256 over every spec and scenario file: a regrade reproduces only when equal
+    files: tuple[AssignmentFile, ...] = field(repr=False, default=())  # what a remote worker needs
     hidden_directory: Path | None = None
+    # The handout's provided parts (name, digest of its syntax tree), from provided.json: what a
+    # submission's engine is compared with. Empty when the assignment ships no fingerprint.
+    provided: tuple[tuple[str, str], ...] = field(repr=False, default=())
 
-    def select(self, visibility: str) -> tuple[ScenarioSpec, ...]:
-        """The scenarios to run: ``"public"`` only, or ``"all"``."""
-        return tuple(s for s in self.scenarios if visibility == "all" or s.visibility == "public")
+    @property
+    def student_functions(self) -> tuple[str, ...]:
+        """Every task's functions: the parts of the submission that are the student's work."""
+        return tuple(name for task in self.tasks for name in task.functions)
+
+    def select(self, scope: Scope | str) -> tuple[ScenarioPlan, ...]:
+        """The scenarios a run of ``scope`` grades, in the spec's order."""
+        scope = Scope(scope)
+        return tuple(s for s in self.scenarios if scope.includes(s.visibility))
 
 
+@dataclass(frozen=True)
+class Assignment(Plan):
+    """A plan with its scenario code imported: checks and input makers ready to judge with."""
 
-def load_assignment(directory: str | Path, hidden: str | Path | None = None) -> Assignment:
-    """Load ``directory/assignment.yaml`` and, when ``hidden`` is a folder, its ``hidden.yaml``."""
-    directory = Path(directory)
-    spec_path = directory / SPEC_FILE
-    if not spec_path.is_file():
-        raise SpecError(str(spec_path), None, None, f"no {SPEC_FILE} here; pass --assignment with the folder that holds it")
-    checker = Fields(str(spec_path))
-    document = parse(spec_path.read_text(encoding="utf-8"), str(spec_path))
-    top = checker.read(document, PUBLIC_FIELDS)
-    tasks = _tasks(checker, document, top["tasks"])
-    limits = Limits(float(top["time_limit"] or 5.0), float(top["import_time_limit"] or 10.0),
-                    int(top["memory_limit_mb"] or 1024), int(top["output_limit_kb"] or 64) * 1024)
-    forbidden = _forbidden(checker, document, top["forbidden_imports"])
-    _check_names(checker, document, top)
-    if top["scenario_file"] is None or top["scenarios"] is None:
+    scenarios: tuple[ScenarioSpec, ...]  # the plan's, each with its code
+
+    def select(self, scope: Scope | str) -> tuple[ScenarioSpec, ...]:
+        scope = Scope(scope)
+        return tuple(s for s in self.scenarios if scope.includes(s.visibility))
+
+    def inputs(self, scenario_id: str, seed: int) -> dict:
+        """The inputs of one scenario under ``seed`` (empty for a scenario without ``inputs=``). Made
+        once per seed: a batch gives every submission the same ones (each run gets its own copy)."""
+        key = (scenario_id, seed)
+        if key not in self._inputs:
+            if len(self._inputs) > 4096:
+                self._inputs.clear()
+            self._inputs[key] = self._by_id[scenario_id].code.inputs(seed)
+        return self._inputs[key]
+
+    @functools.cached_property
+    def _by_id(self) -> Mapping[str, ScenarioSpec]:
+        return {s.id: s for s in self.scenarios}
+
+    @functools.cached_property
+    def _inputs(self) -> dict[tuple[str, int], dict]:
+        return {}
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@dataclass(frozen=True)
+class SpecText:
+    """One spec file as read: where it is, its parsed document, and its scenario file's text and index."""
+
+    path: str
+    document: MarkedDict
+    scenario_path: str | None = None     # None: the spec names no (existing) scenario file
+    scenario_text: str = ""
+    scenario_index: tuple[dict, ...] = ()
+
+
+def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidden_directory: Path | None,
+            digest: str, files: tuple[AssignmentFile, ...] = (), handout: str | None = None,
+            provided: tuple[str, tuple[tuple[str, ...], dict[str, str]] | str] | None = None) -> Plan:
+    """Validate the public spec (and the hidden one) against their scenario files' indexes; raise
+    every problem at once. ``handout`` (the provided submission file's text), when given, is where
+    each task's ``functions`` must exist. ``provided``: the fingerprint file's path and what it holds
+    (the student functions it was made for and each provided part's digest), or why it is unreadable."""
+    checker = Fields(public.path)
+    top = checker.read(public.document, PUBLIC_FIELDS)
+    tasks = _tasks(checker, public.document, top["tasks"], handout)
+    limits = Limits(float(top["time_limit"]), float(top["import_time_limit"]), int(top["memory_limit_mb"]),
+                    int(top["output_limit_kb"]) * 1024)
+    forbidden = _forbidden(checker, top["forbidden_imports"])
+    _check_names(checker, public.document, top)
+    if top["scenario_file"] is not None and public.scenario_path is None:
+        checker.problem(public.document.lines["scenario_file"], "scenario_file",
+                        f"{Path(public.path).parent / top['scenario_file']} does not exist")
+    if public.scenario_path is None or top["scenarios"] is None:
         checker.raise_if_any()
-
-    from grader.digests import sha256
-    digest = sha256(spec_path.read_bytes())
-    scenarios = _scenarios(checker, spec_path, document, top, tasks, "public", limits, digest)
-    hidden_directory = None
+    scenarios = _scenarios(checker, public, top["scenarios"], tasks, Visibility.PUBLIC, limits)
     if hidden is not None:
-        hidden_directory = Path(hidden)
-        scenarios += _load_hidden(hidden_directory, top["id"], tasks, limits, digest, {s.id for s in scenarios})
+        scenarios += _hidden_scenarios(hidden, top["id"], tasks, limits, {s.id for s in scenarios})
     total = top["total_points"]
     if hidden is not None and total is not None and abs(sum(s.points for s in scenarios) - total) > 1e-9:
-        raise SpecError(str(spec_path), document.lines.get("total_points"), "total_points",
+        raise SpecError(public.path, public.document.lines.get("total_points"), "total_points",
                         f"is {total} but the public and hidden scenarios add up to {sum(s.points for s in scenarios)}")
-    return Assignment(id=top["id"], title=top["title"], submission=top["submission"], directory=directory,
-                      tasks=tuple(tasks), scenarios=scenarios, limits=limits, forbidden_imports=forbidden,
-                      total_points=total, digest=digest.hexdigest(), hidden_directory=hidden_directory)
+    parts = _provided(provided, tasks)
+    return Plan(id=top["id"], title=top["title"], submission=top["submission"], directory=directory,
+                tasks=tuple(tasks), scenarios=scenarios, limits=limits, forbidden_imports=forbidden,
+                total_points=total, digest=digest, files=files, hidden_directory=hidden_directory, provided=parts)
 
 
-def find_solutions(assignment_dir: str | Path) -> Path:
-    """The instructor-only folder of an assignment: ``solutions/<id>`` in the nearest folder up
-    from the assignment that has one (``exercises/autodiff`` -> ``solutions/autodiff``)."""
-    assignment_dir = Path(assignment_dir).resolve()
-    spec_path = assignment_dir / SPEC_FILE
-    assignment_id = parse(spec_path.read_text(encoding="utf-8"), str(spec_path)).get("id") if spec_path.is_file() else None
-    if not isinstance(assignment_id, str):
-        return assignment_dir  # load_assignment reports what is wrong with the spec
-    looked = []
-    for folder in assignment_dir.parents:
-        candidate = folder / "solutions" / assignment_id
-        if (candidate / HIDDEN_SPEC_FILE).is_file():
-            return candidate
-        looked.append(str(candidate))
-        if (folder / ".git").exists():
-            break
-    raise SpecError(str(spec_path), None, None, f"the hidden scenarios of {assignment_id!r} were not found "
-                    f"(no {HIDDEN_SPEC_FILE} in {', '.join(looked[:3])}); pass --solutions DIR")
+def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str], ...]:
+    """The fingerprint's parts, once it is known to be for these tasks' functions."""
+    if provided is None:
+        return ()
+    path, content = provided
+    regenerate = "regenerate it from the handout (python solutions/make_stub.py, or grader release)"
+    if isinstance(content, str):
+        raise SpecError(path, None, None, f"cannot be read: {content}; {regenerate}")
+    student, parts = content
+    named = sorted(name for task in tasks for name in task.functions)
+    if sorted(student) != named:
+        raise SpecError(path, None, None, f"was made for the student functions {', '.join(sorted(student)) or 'none'}, "
+                        f"but the tasks name {', '.join(named) or 'none'}; {regenerate}")
+    return tuple(parts.items())
 
 
 def _check_names(checker: Fields, document: MarkedDict, top: dict) -> None:
@@ -160,97 +257,135 @@ def _check_names(checker: Fields, document: MarkedDict, top: dict) -> None:
         checker.problem(document.lines["submission"], "submission", "must be a plain file name ending in .py")
 
 
-def _tasks(checker: Fields, document: MarkedDict, raw) -> list[Task]:
+def _tasks(checker: Fields, document: MarkedDict, raw, handout: str | None) -> list[Task]:
+    provided = defined_names(handout) if handout is not None else None
     tasks = []
     for index, item in enumerate(raw or []):
         line = raw.lines[index] if isinstance(raw, MarkedList) else None
         values = checker.read(item, TASK_FIELDS, f"tasks[{index}]", line)
+        names = []
+        for at, name in enumerate(values["functions"] or ()):
+            where = f"tasks[{index}].functions[{at}]"
+            at_line = values["functions"].lines[at] if isinstance(values["functions"], MarkedList) else line
+            if not isinstance(name, str) or not _QUALIFIED.match(name):
+                checker.problem(at_line, where, f"must be a function or Class.method name, got {name!r}")
+            elif provided is not None and name not in provided:
+                checker.problem(at_line, where, f"{name!r} is not defined in the handout{did_you_mean(name, provided)}")
+            else:
+                names.append(name)
         if values["id"] is not None:
-            tasks.append(Task(values["id"], values["title"] or values["id"]))
+            tasks.append(Task(values["id"], values["title"] or values["id"], tuple(names)))
     return tasks
 
 
-def _forbidden(checker: Fields, document: MarkedDict, raw) -> tuple[str, ...]:
+def defined_names(source: str) -> list[str]:
+    """The functions and methods a module defines at its top level, as ``name`` and ``Class.name``."""
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names += [f"{node.name}.{child.name}" for child in node.body
+                      if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return names
+
+
+def _forbidden(checker: Fields, raw) -> tuple[str, ...]:
     names = tuple(raw or ())
     for index, name in enumerate(names):
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][\w.]*$", name):
+        if not isinstance(name, str) or not _MODULE.match(name):
             checker.problem(raw.lines[index], f"forbidden_imports[{index}]", f"must be a module name, got {name!r}")
     return names
 
 
-def _scenarios(checker: Fields, spec_path: Path, document: MarkedDict, top: dict, tasks: list[Task],
-               visibility: str, limits: Limits, digest) -> tuple[ScenarioSpec, ...]:
-    """Read the scenario list of one spec file and join it with its scenario file's code.
+def _scenarios(checker: Fields, spec: SpecText, raw, tasks: list[Task], visibility: Visibility,
+               limits: Limits) -> tuple[ScenarioPlan, ...]:
+    """The scenario list of one spec file joined with its scenario file's programs (by the index).
 
     Raises every problem found so far in ``checker`` (the spec's own included) at once."""
-    code_path = spec_path.parent / top["scenario_file"]
-    if not code_path.is_file():
-        raise SpecError(str(spec_path), document.lines["scenario_file"], "scenario_file",
-                        f"{code_path} does not exist")
-    digest.update(code_path.read_bytes())
-    defined = load_scenarios(code_path)
+    assert spec.scenario_path is not None
+    programs = {record["name"]: record for record in spec.scenario_index if record["top"]}
+    lines = spec.scenario_text.splitlines(keepends=True)
     task_ids = [t.id for t in tasks]
-    raw = top["scenarios"]
-    result, named = [], set()
+    result: list[ScenarioPlan] = []
+    named: set[str] = set()
     for index, item in enumerate(raw):
-        values = checker.read(item, SCENARIO_FIELDS, f"scenarios[{index}]", raw.lines[index])
         where, line = f"scenarios[{index}]", raw.lines[index]
+        values = checker.read(item, SCENARIO_FIELDS, where, line)
         sid = values["id"]
         if sid is None:
             continue
-        lines = item.lines if isinstance(item, MarkedDict) else {}
+        item_lines = item.lines if isinstance(item, MarkedDict) else {}
         if sid in named:
-            checker.problem(lines.get("id", line), f"{where}.id", f"scenario {sid!r} is listed twice")
+            checker.problem(item_lines.get("id", line), f"{where}.id", f"scenario {sid!r} is listed twice")
         named.add(sid)
-        if sid not in defined:
-            checker.problem(lines.get("id", line), f"{where}.id",
-                            f"scenario {sid!r} is not defined in {code_path.name}{did_you_mean(sid, defined)}")
+        record = programs.get(sid)
+        if record is None:
+            checker.problem(item_lines.get("id", line), f"{where}.id", f"scenario {sid!r} is not defined in "
+                            f"{Path(spec.scenario_path).name}{did_you_mean(sid, programs)}")
+        else:
+            _check_program(checker, spec.scenario_path, record)
         if values["task"] is not None and values["task"] not in task_ids:
-            checker.problem(lines.get("task", line), f"{where}.task",
+            checker.problem(item_lines.get("task", line), f"{where}.task",
                             f"unknown task {values['task']!r}{did_you_mean(values['task'], task_ids)}; "
                             f"tasks: {', '.join(task_ids)}")
-        shown = values["visibility"] or visibility
-        if shown != visibility:
-            checker.problem(lines.get("visibility", line), f"{where}.visibility", _visibility_problem(shown, visibility))
-        if values["points"] is not None and values["points"] < 0:
-            checker.problem(lines.get("points", line), f"{where}.points", "must not be negative")
-        if sid in defined and sid not in [r.id for r in result]:
-            result.append(ScenarioSpec(sid, values["title"] or sid, values["task"] or "", float(values["points"] or 0),
-                                       visibility, float(values["time_limit"] or limits.time), defined[sid]))
-    for sid, code in defined.items():
-        if sid not in named:
-            checker.problems.append(SpecError(str(code_path), code.lineno, sid, f"scenario {sid!r} is defined in "
-                                              f"{code_path.name} but not listed in {spec_path.name}"))
+        shown = values["visibility"] or visibility.value
+        if shown != visibility.value:
+            checker.problem(item_lines.get("visibility", line), f"{where}.visibility",
+                            _visibility_problem(shown, visibility))
+        if record is not None and sid not in {r.id for r in result}:
+            source = textwrap.dedent("".join(lines[record["line"] - 1: record["end"]]))
+            time_limit = values["time_limit"] if values["time_limit"] is not None else limits.time
+            result.append(ScenarioPlan(sid, values["title"] or sid, values["task"] or "",
+                                       float(values["points"] or 0), visibility, float(time_limit), source,
+                                       record["inputs"], spec.scenario_path, record["line"]))
+    listed_file = Path(spec.path).name
+    for name, record in programs.items():
+        if record["scenario"] and name not in named:
+            checker.problems.append(SpecError(spec.scenario_path, record["line"], name, f"scenario {name!r} is defined "
+                                              f"in {Path(spec.scenario_path).name} but not listed in {listed_file}"))
     checker.raise_if_any()
     return tuple(result)
 
 
-def _visibility_problem(given: str, expected: str) -> str:
-    if given not in ("public", "hidden"):
+def _check_program(checker: Fields, path: str, record: dict) -> None:
+    """A program runs alone in the sandbox: it takes the student's module and uses no global the
+    sandbox lacks (its source alone was analysed by the index, as the sandbox compiles it)."""
+    if not record["params"]:
+        checker.problems.append(SpecError(path, record["line"], record["name"],
+                                          "a scenario program takes the student's module as its first argument"))
+        return
+    missing = sorted(set(record["globals"]) - SANDBOX_GLOBALS - set(dir(builtins)))
+    if missing:
+        checker.problems.append(SpecError(
+            path, record["line"], record["name"],
+            f"the program uses {', '.join(map(repr, missing))}, which the sandbox does not have; "
+            "a program may use only its arguments, np, attempt, plain and builtins"))
+
+
+def _visibility_problem(given: str, expected: Visibility) -> str:
+    if given not in (Visibility.PUBLIC.value, Visibility.HIDDEN.value):
         return f"must be public or hidden, got {given!r}"
-    if given == "hidden":
+    if given == Visibility.HIDDEN.value:
         return ("hidden scenarios belong in the instructor-only solutions/<assignment>/hidden.yaml, "
                 "never in the folder students receive")
     return "a scenario in hidden.yaml is hidden; list public scenarios in assignment.yaml"
 
 
-def _load_hidden(directory: Path, assignment_id: str, tasks: list[Task], limits: Limits, digest,
-                 public_ids: set[str]) -> tuple[ScenarioSpec, ...]:
-    spec_path = directory / HIDDEN_SPEC_FILE
-    if not spec_path.is_file():
-        raise SpecError(str(spec_path), None, None,
-                        f"the hidden scenarios were not found: no {HIDDEN_SPEC_FILE} in {directory}")
-    checker = Fields(str(spec_path))
-    document = parse(spec_path.read_text(encoding="utf-8"), str(spec_path))
-    top = checker.read(document, HIDDEN_FIELDS)
+def _hidden_scenarios(hidden: SpecText, assignment_id: str, tasks: list[Task], limits: Limits,
+                      public_ids: set[str]) -> tuple[ScenarioPlan, ...]:
+    checker = Fields(hidden.path)
+    top = checker.read(hidden.document, HIDDEN_FIELDS)
     if top["assignment"] is not None and top["assignment"] != assignment_id:
-        checker.problem(document.lines["assignment"], "assignment",
+        checker.problem(hidden.document.lines["assignment"], "assignment",
                         f"is {top['assignment']!r} but the assignment is {assignment_id!r}")
+    if top["scenario_file"] is not None and hidden.scenario_path is None:
+        checker.problem(hidden.document.lines["scenario_file"], "scenario_file",
+                        f"{Path(hidden.path).parent / top['scenario_file']} does not exist")
     checker.raise_if_any()
-    digest.update(spec_path.read_bytes())
-    scenarios = _scenarios(checker, spec_path, document, top, tasks, "hidden", limits, digest)
+    scenarios = _scenarios(checker, hidden, top["scenarios"], tasks, Visibility.HIDDEN, limits)
     clash = sorted(public_ids & {s.id for s in scenarios})
     if clash:
-        raise SpecError(str(spec_path), document.lines["scenarios"], "scenarios",
+        raise SpecError(hidden.path, hidden.document.lines["scenarios"], "scenarios",
                         f"ids already used by public scenarios: {', '.join(clash)}")
     return scenarios

@@ -9,6 +9,7 @@ collects problems instead of stopping at the first.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,14 +52,14 @@ def _construct_sequence(loader, node) -> MarkedList:
     return result
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loader():
-    """pyyaml's safe loader with our constructors; pyyaml is imported here, on the first parse
-    that the cache cannot answer (see spec_cache)."""
+    """pyyaml's safe loader with our constructors. pyyaml is imported on the first parse, not with
+    this module: a spec the loading edge finds in its cache needs none (see grader.loading)."""
     import yaml
 
     # libyaml's parser when pyyaml has it (several times faster); the constructors above are ours.
-    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
         pass
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -67,17 +68,7 @@ def _loader():
 
 
 def parse(text: str, filename: str) -> MarkedDict:
-    """Parse a spec file's text; the document must be a mapping. A text parsed before comes from
-    the cache (:mod:`grader.spec_cache`), without pyyaml."""
-    from grader import spec_cache  # here: it imports this module
-    document = spec_cache.load(text)
-    if document is None:
-        document = _parse_yaml(text, filename)
-        spec_cache.store(text, document)
-    return document
-
-
-def _parse_yaml(text: str, filename: str) -> MarkedDict:
+    """Parse a spec file's text; the document must be a mapping. Raises :class:`SpecError`."""
     yaml, loader_class = _loader()
     loader = loader_class(text)
     loader.name = filename
@@ -98,12 +89,14 @@ def _parse_yaml(text: str, filename: str) -> MarkedDict:
 
 @dataclass(frozen=True)
 class Field:
-    """One allowed field: its type(s), whether it is required, its default and a description."""
+    """One allowed field: its type(s), whether it is required, its default, a description, and a
+    ``check`` of a value of the right type (a problem to report, or None)."""
 
     types: tuple[type, ...]
     required: bool = False
     default: Any = None
     describe: str = ""
+    check: Callable[[Any], str | None] | None = None
 
 
 def did_you_mean(name: str, choices) -> str:
@@ -143,6 +136,9 @@ class Fields:
             if not isinstance(value, spec.types) or (isinstance(value, bool) and bool not in spec.types):
                 got = "nothing" if value is None else f"{type(value).__name__} {value!r}"
                 self.problem(mapping.lines[name], prefix + name, f"must be {spec.describe}, got {got}")
+                values[name] = spec.default
+            elif spec.check is not None and spec.check(value) is not None:
+                self.problem(mapping.lines[name], prefix + name, f"{spec.check(value)}, got {value!r}")
                 values[name] = spec.default
             else:
                 values[name] = value

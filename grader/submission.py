@@ -1,72 +1,115 @@
-"""Static checks on a submission, in the grader, before any of it runs.
+"""A submission: the file a student handed in, read and checked in the grader before any of it runs.
 
-The source is read and parsed (never executed) to give a friendly message for the common ways a
-file cannot be graded: missing, too large, not UTF-8, a syntax error (file, line and caret), or
-an import of a module the assignment forbids. The sandbox blocks forbidden imports again at run
-time; this scan catches the plain and the indirect-but-literal ones (``importlib``,
-``__import__``, ``exec`` of a string) with a line number.
+:func:`read_submission` reads the file once, turns it into the module the sandbox imports through
+its format (:mod:`grader.formats`), and gives a friendly message for the common ways a file cannot
+be graded: missing, too large, not text, a syntax error (file, line and caret), or an import of a
+module the assignment forbids. The sandbox blocks forbidden imports again at run time; this scan
+catches the plain and the indirect-but-literal ones (``importlib``, ``__import__``, ``exec`` of a
+string) with a line number. The :class:`Submission` it returns is what the sandbox gets: the very
+bytes checked and the code compiled from them, never a later edit of the file.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
 
-MAX_SUBMISSION_BYTES = 1_000_000
+from grader.formats import FormatProblem, ModuleSource, format_of, suffixes
+
+MAX_SUBMISSION_BYTES = 1_000_000  # of the module's source, in every format
 
 
 @dataclass(frozen=True)
-class StaticReport:
-    source: bytes | None          # the bytes checked (None when the file could not be read)
-    problem: str | None = None    # one message for the student; None when the file may run
-    # When the file may run, the module compiled from ``source``: the sandbox runs this code
-    # instead of compiling the file again (the same bytes, compiled once).
-    code: CodeType | None = None
+class Submission:
+    path: Path                       # the file as given
+    data: bytes | None               # its bytes as read (None when it could not be read)
+    module_name: str                 # the name the sandbox imports it under
+    module_file: str                 # the file name its tracebacks show
+    module_text: str | None = None   # the Python source the sandbox imports
+    code: CodeType | None = None     # compiled from module_text, when it may run
+    problem: str | None = None       # one message for the student; None when the file may run
+    warnings: tuple[str, ...] = ()   # what its format dropped or changed
+    locate: Callable[[int], str] | None = None  # a module line -> where the student finds it
 
     @property
     def sha256(self) -> str:
         """The content hash recorded in results (empty when the file could not be read). Computed
         when asked, after the sandbox has its job."""
-        return "" if self.source is None else _sha256(self.source)
+        return "" if self.data is None else _sha256(self.data)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
 
 
-def inspect_submission(path: Path, forbidden: tuple[str, ...]) -> StaticReport:
+def read_submission(path: Path, forbidden: tuple[str, ...] = ()) -> Submission:
+    """Read ``path`` and check it; never raises for anything about the file itself."""
+    path = Path(path)
     name = path.name
+    unreadable = Submission(path, None, path.stem, name)
+    kind = format_of(path)
+    if kind is None:
+        return _with(unreadable, f"{name} is not a submission this grader reads (it reads "
+                                 f"{', '.join(suffixes())} files); hand in your work as one of those")
     try:
         size = path.stat().st_size
-        if size > MAX_SUBMISSION_BYTES:
-            return StaticReport(None, f"{name} is {size:,} bytes; a submission may be at most {MAX_SUBMISSION_BYTES:,}")
+        if size > kind.max_file_bytes:
+            return _with(unreadable, f"{name} is {size:,} bytes; a submission may be at most {kind.max_file_bytes:,}")
         data = path.read_bytes()
     except FileNotFoundError:
-        return StaticReport(None, f"{name} was not found ({path})")
+        return _with(unreadable, f"{name} was not found ({path})")
     except OSError as error:
-        return StaticReport(None, f"{name} could not be read: {error.strerror}")
+        return _with(unreadable, f"{name} could not be read: {error.strerror}")
+    read = Submission(path, data, path.stem, name)
     try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return StaticReport(data, f"{name} is not UTF-8 text (byte {error.start}); save it as UTF-8")
+        module = kind.read(path, data)
+    except FormatProblem as problem:
+        return _with(read, str(problem))
+    return _checked(read, module, forbidden)
+
+
+def _with(submission: Submission, problem: str) -> Submission:
+    return replace(submission, problem=problem)
+
+
+def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...]) -> Submission:
+    submission = replace(read, module_file=module.filename, module_text=module.text, warnings=module.warnings,
+                         locate=module.locate)
+    encoded = len(module.text.encode("utf-8", "surrogatepass"))
+    if encoded > MAX_SUBMISSION_BYTES:
+        return _with(submission, f"{read.name} holds {encoded:,} bytes of code; a submission may hold at most "
+                                 f"{MAX_SUBMISSION_BYTES:,}")
+    name = module.filename
     try:
         # Compiled, not just parsed: the errors Python would raise at import (a module-level
         # `return` too), and bytecode to glance at before walking any syntax tree.
-        code = compile(source, name, "exec", dont_inherit=True, optimize=0)  # as the sandbox would: no -O
+        code = compile(module.text, name, "exec", dont_inherit=True, optimize=0)  # as the sandbox would: no -O
     except SyntaxError as error:
-        return StaticReport(data, format_syntax_error(error, name))
+        return _with(submission, format_syntax_error(error, name, module.locate))
     except (ValueError, RecursionError, MemoryError) as error:
-        return StaticReport(data, f"{name} cannot be parsed: {error}")
+        return _with(submission, f"{name} cannot be parsed: {error}")
     found = []
     if _mentions(code, forbidden):
-        found = forbidden_imports(ast.parse(source, filename=name), forbidden)
+        found = forbidden_imports(ast.parse(module.text, filename=name), forbidden)
     if found:
-        line, module = found[0]
-        return StaticReport(data, f"{name}, line {line}: imports {module!r}, which this assignment does not allow "
-                                    f"(forbidden: {', '.join(forbidden)}); the point is to write the gradients yourself")
-    return StaticReport(data, code=code)
+        line, imported = found[0]
+        return _with(submission, f"{_where(name, line, module.locate)}: imports {imported!r}, which this assignment "
+                                 f"does not allow (forbidden: {', '.join(forbidden)}); the point is to write the "
+                                 "gradients yourself")
+    return replace(submission, code=code)
+
+
+def _where(name: str, line: int | None, locate: Callable[[int], str] | None) -> str:
+    if locate is not None and line is not None:
+        return f"{name}, {locate(line)}"
+    return f"{name}, line {line}"
 
 
 def sha256_of(path: Path) -> str:
-    """The content hash recorded in results (empty when the file cannot be read)."""
+    """The content hash a result records for the file at ``path`` (empty when it cannot be read)."""
     try:
         return _sha256(path.read_bytes())
     except OSError:
@@ -78,9 +121,9 @@ def _sha256(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
-def format_syntax_error(error: SyntaxError, name: str) -> str:
+def format_syntax_error(error: SyntaxError, name: str, locate: Callable[[int], str] | None = None) -> str:
     """``file, line N: message`` then the line and a caret under the column."""
-    text = f"{name}, line {error.lineno}: {error.msg}"
+    text = f"{_where(name, error.lineno, locate)}: {error.msg}"
     if error.text:
         line = error.text.rstrip("\n")
         stripped = line.lstrip()
@@ -110,17 +153,17 @@ def _mentions(code: CodeType, forbidden: tuple[str, ...]) -> bool:
 
 def _banned(module: str | None, forbidden: tuple[str, ...]) -> bool:
     """``module`` is forbidden, or inside a forbidden package."""
-    return bool(module) and (module in forbidden or module.partition(".")[0] in forbidden)
+    return module is not None and bool(module) and (module in forbidden or module.partition(".")[0] in forbidden)
 
 
 def forbidden_imports(tree: ast.AST, forbidden: tuple[str, ...]) -> list[tuple[int, str]]:
     """(line, module) for each import of a forbidden module, or string naming one passed to a call."""
 
-    found = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names if _banned(alias.name, forbidden)]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and _banned(node.module, forbidden):
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and _banned(node.module, forbidden):
             found.append((node.lineno, node.module))
         elif isinstance(node, ast.Call):
             # importlib.import_module("torch"), __import__("jax"), exec("import torch")...

@@ -31,7 +31,8 @@ def build_wheel() -> tuple[str, bytes]:
     files[f"{info}/METADATA"] = "\n".join(
         ["Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {version}", "Requires-Python: >=3.11",
          *(f"Requires-Dist: {r}" for r in REQUIRES), ""]).encode()
-    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: autodiff-grader\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: autodiff-grader\nRoot-Is-Purelib: true\n"
+                              b"Tag: py3-none-any\n")
     files[f"{info}/entry_points.txt"] = b"[console_scripts]\ngrader = grader.entry:main\n"
     record = [f"{name},sha256={_digest(data)},{len(data)}" for name, data in files.items()]
     files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()

@@ -10,9 +10,11 @@ In the solution, each task body sits between marker comments::
 
 The stub is the solution with every marked region (markers included) replaced by one line,
 ``raise NotImplementedError("Task 1: implement Tensor.detach")``, at the begin marker's indentation.
+Beside it goes the handout's fingerprint (``provided.json``, see grader/provided.py): what the grader
+compares a submission's provided engine with, the task functions named in assignment.yaml excepted.
 
-    python solutions/make_stub.py           # write exercises/autodiff/autodiff.py
-    python solutions/make_stub.py --check   # exit 1 if the committed stub is out of date
+    python solutions/make_stub.py           # write exercises/autodiff/autodiff.py and provided.json
+    python solutions/make_stub.py --check   # exit 1 if either committed file is out of date
 """
 import argparse
 import ast
@@ -23,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = ROOT / "solutions" / "autodiff" / "autodiff.py"
 STUB = ROOT / "exercises" / "autodiff" / "autodiff.py"
+FINGERPRINT = STUB.with_name("provided.json")
 
 BEGIN = re.compile(r"^(?P<indent>[ ]*)# --- Task (?P<task>\d+) begin ---$")
 END = re.compile(r"^[ ]*# --- Task (?P<task>\d+) end ---$")
@@ -99,14 +102,27 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed stub is out of date")
     args = parser.parse_args(argv)
     stub = make_stub(SOLUTION.read_text())
+    fingerprint = make_fingerprint(stub)
     if args.check:
-        if STUB.read_text() != stub:
-            print(f"{STUB.relative_to(ROOT)} is out of date: run python solutions/make_stub.py", file=sys.stderr)
-            return 1
-        return 0
+        stale = [path for path, text in ((STUB, stub), (FINGERPRINT, fingerprint))
+                 if not path.is_file() or path.read_text() != text]
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is out of date: run python solutions/make_stub.py", file=sys.stderr)
+        return 1 if stale else 0
     STUB.write_text(stub)
-    print(f"wrote {STUB.relative_to(ROOT)}")
+    FINGERPRINT.write_text(fingerprint)
+    print(f"wrote {STUB.relative_to(ROOT)} and {FINGERPRINT.relative_to(ROOT)}")
     return 0
+
+
+def make_fingerprint(stub: str) -> str:
+    """The handout's fingerprint: every part of the stub but the functions holding a task region
+    (the student's; tests/test_exercise_files.py holds them equal to the tasks' functions: in
+    assignment.yaml)."""
+    sys.path.insert(0, str(ROOT))
+    from grader.provided import fingerprint
+    student = tuple(dict.fromkeys(name for _, _, _, name in task_regions(SOLUTION.read_text())))
+    return fingerprint(stub, student)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
+from buggy_fixtures import BUGGY
 
 from grader import grade_submission, load_assignment
 from grader.expect import Mismatch
 from grader.results import Status
 from grader.sandbox.decoding import decode
 from grader.sandbox.encoding import encode
-
-from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"
@@ -90,7 +89,7 @@ _graded = {}   # path -> result: each submission is graded once per test run
 
 def _grade(path, assignment):
     if path not in _graded:
-        _graded[path] = grade_submission(path, assignment, seed=SEED, visibility="all")
+        _graded[path] = grade_submission(path, assignment, seed=SEED, scope="all")
     return _graded[path]
 
 
@@ -192,5 +191,5 @@ def test_randomized_scenarios_reject_answers_for_other_inputs(assignment):
 
 
 def test_randomized_scenarios_pass_the_reference_under_another_seed(assignment):
-    result = grade_submission(REFERENCE, assignment, seed=2, visibility="all")
+    result = grade_submission(REFERENCE, assignment, seed=2, scope="all")
     assert result.score == 100

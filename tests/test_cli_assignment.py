@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
+from buggy_fixtures import BUGGY
 from test_assignment_content import EXPECTED, SEED
-
-from buggy_fixtures import BUGGY  # noqa: E402  (made from the reference, per session)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "autodiff"
@@ -36,9 +35,10 @@ def test_check_on_the_stub_says_not_implemented_for_each_task(tmp_path):
     done = grader("check", cwd=student)  # as a student runs it: inside the exercise folder
     assert done.returncode == 1
     assert "Score: 0/55 points" in done.stdout
-    assert done.stdout.count("ERROR: not implemented yet: Task") == 8  # every task scenario
-    assert "not implemented yet: Task 1: implement Tensor.detach" in done.stdout
-    assert "not implemented yet: Task 2: implement GradientTape._take_records_for_call" in done.stdout
+    # Every task scenario is one TODO line of its table, and one line says which tasks are left:
+    assert done.stdout.count("  TODO     ") == 8
+    assert "Not implemented yet: Task 1 (4 scenarios), Task 2 (4 scenarios)." in done.stdout
+    assert len(done.stdout.splitlines()) <= 40 and max(map(len, done.stdout.splitlines())) <= 80
 
 
 def test_check_names_the_misconception_of_a_buggy_fixture():
@@ -69,3 +69,48 @@ def test_grade_shows_each_fixtures_points_lost_and_misconception(graded_fixtures
         assert any(misconception in (s["feedback"]["misconception"] or "") for s in failed)
     else:
         assert any(s["task"] == "engine" for s in failed)
+
+
+def test_an_empty_file_is_one_clear_line(tmp_path):
+    (tmp_path / "autodiff.py").write_text("")
+    done = grader("check", "autodiff.py", "--assignment", str(EXERCISE), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "holds none of the exercise's provided engine" in done.stdout
+    assert "AttributeError" not in done.stdout and len(done.stdout.splitlines()) <= 10
+
+
+def test_verbose_shows_the_unfinished_scenarios_programs_and_tracebacks(tmp_path):
+    student = tmp_path / "autodiff"
+    shutil.copytree(EXERCISE, student)
+    quiet, verbose = grader("check", cwd=student), grader("check", "-v", cwd=student)
+    assert "def d2l_detach_dz_dx(ad):" not in quiet.stdout and "def d2l_detach_dz_dx(ad):" in verbose.stdout
+    assert 'raise NotImplementedError("Task 1: implement Tensor.detach")' in verbose.stdout
+
+
+@pytest.mark.parametrize("no_color", ["", "1"], ids=["colours", "NO_COLOR"])
+def test_colours_on_a_terminal_unless_no_color(tmp_path, no_color):
+    import pty
+    student = tmp_path / "autodiff"
+    shutil.copytree(EXERCISE, student)
+    env = {**os.environ, "COLUMNS": "100"}
+    env.pop("NO_COLOR", None)
+    if no_color:
+        env["NO_COLOR"] = no_color
+    parent, child = pty.openpty()
+    done = subprocess.run([*GRADER, "check"], cwd=student, stdin=child, stdout=child, stderr=child, env=env,
+                          timeout=120)
+    os.close(child)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(parent, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(parent)
+    assert done.returncode == 1
+    assert (b"\x1b[" in output) is (not no_color)
+    lines = output.decode().replace("\r", "").splitlines()
+    assert max(len(line) for line in lines if "\x1b" not in line) <= 100

@@ -53,7 +53,7 @@ def test_all_passed_exits_0_and_prints_the_score_and_seed(exercise):
     result = run("check", cwd=exercise)
     assert result.exit_code == ExitCode.OK, result.output
     assert "Score: 6/6 points, 3 of 3 scenarios passed" in result.output
-    assert re.search(r"seed \d+ \(rerun it with --seed \d+\)", result.output)
+    assert re.search(r"seed \d+ \(rerun it with\s+--seed \d+\)", result.output)
 
 
 def test_failures_exit_1_and_are_explained(exercise):

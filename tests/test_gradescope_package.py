@@ -16,6 +16,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from grader.gradescope_package import GRADER_OVERHEAD_MB, SETUP_SH, assignment_seed, container_memory_mb, memory_notes
+from grader.loading import load_assignment
+
 ROOT = Path(__file__).parent.parent
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 
@@ -49,17 +52,21 @@ def autograder(tmp_path_factory) -> dict:
     return {"archive": archive, "root": root, "python": python, "env": env}
 
 
-def run_autograder(autograder: dict, submission: Path | None) -> tuple[subprocess.CompletedProcess, dict]:
+def run_autograder(autograder: dict, submission: Path | None, *names: str,
+                   command: list[str] | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    """Lay ``submission`` out as Gradescope does (as autodiff.py, or under each of ``names``), run
+    ``run_autograder`` (or ``command``), and read results.json."""
     root = autograder["root"]
     shutil.rmtree(root / "submission", ignore_errors=True)
     shutil.rmtree(root / "results", ignore_errors=True)
     (root / "submission").mkdir()
     (root / "results").mkdir()
-    if submission is not None:
-        shutil.copy(submission, root / "submission" / "autodiff.py")
+    for name in (names or ("autodiff.py",)) if submission is not None else ():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(submission, root / "submission" / name)
     env = {**autograder["env"], "GRADER_AUTOGRADER_ROOT": str(root)}
-    done = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
-                          timeout=300, cwd=root)
+    done = subprocess.run(command or [str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=root)
     return done, json.loads((root / "results" / "results.json").read_text())
 
 
@@ -82,6 +89,9 @@ def test_reference_solution_gets_full_marks(autograder):
     jsonschema.validate(results, SCHEMA)
     assert results["score"] == 100
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
+    # What a student sees before publication (the output; Gradescope hides the total) omits hidden points.
+    assert results["output"].startswith("Public scenarios: 55/55 points, 17 of 17 passed.")
+    assert "100" not in results["output"]
 
 
 def test_stub_gets_zero_with_feedback(autograder):
@@ -95,3 +105,98 @@ def test_missing_submission_still_writes_valid_results(autograder):
     done, results = run_autograder(autograder, None)
     jsonschema.validate(results, SCHEMA)
     assert results["score"] == 0 and "No autodiff.py was found" in results["output"]
+
+
+def test_regrades_reproduce_the_inputs_the_seed_comes_from_the_assignment(autograder):
+    first, results = run_autograder(autograder, ROOT / "exercises" / "autodiff" / "autodiff.py")
+    _, again = run_autograder(autograder, ROOT / "exercises" / "autodiff" / "autodiff.py")
+    assignment = load_assignment(autograder["root"] / "source" / "assignment",
+                                 hidden=autograder["root"] / "source" / "solutions")
+    seed = assignment_seed(assignment)
+    assert results["extra_data"]["seed"] == again["extra_data"]["seed"] == seed
+    assert f"Seed {seed} (derived from the assignment digest)" in first.stdout
+    assert [t["output"] for t in results["tests"]] == [t["output"] for t in again["tests"]]
+    python = str(autograder["python"])
+    _, configured = run_autograder(autograder, ROOT / "exercises" / "autodiff" / "autodiff.py",
+                                   command=[python, "-m", "grader", "gradescope-run", "--root",
+                                            str(autograder["root"]), "--seed", "77"])
+    assert configured["extra_data"]["seed"] == 77
+
+
+def test_the_submission_is_found_as_grade_finds_it(autograder):
+    _, results = run_autograder(autograder, ROOT / "solutions" / "autodiff" / "autodiff.py", "Autodiff.PY")
+    assert results["score"] == 100
+    _, results = run_autograder(autograder, ROOT / "solutions" / "autodiff" / "autodiff.py",
+                                "autodiff.py", "autodiff (1).py")
+    assert results["score"] == 0 and results["tests"] == []
+    assert results["output"] == ("More than one file in your submission could be autodiff.py (autodiff (1).py, "
+                                 "autodiff.py). Submit only one, named autodiff.py.")
+    _, results = run_autograder(autograder, ROOT / "solutions" / "autodiff" / "autodiff.py", "notes.txt")
+    assert results["output"] == ("No autodiff.py was found in your submission (you submitted: notes.txt). "
+                                 "Upload a file named autodiff.py.")
+
+
+def package(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "gradescope-package", "--assignment",
+                           str(ROOT / "exercises" / "autodiff"), "--out", str(tmp_path / "autograder.zip"), *options],
+                          capture_output=True, text=True)
+
+
+def test_run_autograder_passes_the_options_and_the_package_says_what_memory_it_needs(tmp_path, autograder):
+    text = zipfile.ZipFile(autograder["archive"]).read("run_autograder").decode()
+    assert "--hidden-visibility after_published" in text and "--seed" not in text
+    done = package(tmp_path, "--seed", "1234", "--hidden-visibility", "after_due_date")
+    assert done.returncode == 0, done.stderr
+    text = zipfile.ZipFile(tmp_path / "autograder.zip").read("run_autograder").decode()
+    assert "--hidden-visibility after_due_date --seed 1234" in text
+    assert (f"Raise the container's memory to at least {1024 + GRADER_OVERHEAD_MB} MB in the assignment's "
+            "Autograder Settings on Gradescope") in done.stdout
+    refused = package(tmp_path, "--hidden-visibility", "hidden")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("Error: --hidden-visibility hidden would show students, before publication, "
+                                     "a total that includes the hidden scenarios' 45 points")
+
+
+def test_setup_updates_apt_before_installing_and_shows_pips_errors():
+    lines = SETUP_SH.splitlines()
+    assert lines.index("    apt-get update") < lines.index("    apt-get install -y --no-install-recommends python3-pip")
+    assert "2>/dev/null" not in SETUP_SH.split("apt-get install")[1] and "||" not in SETUP_SH.split("fi\n")[-1]
+
+
+def test_setup_runs_apt_get_update_then_install_when_pip_is_missing(tmp_path, autograder):
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, capture_output=True)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    log = tmp_path / "apt.log"
+    (tools / "apt-get").write_text(f"#!/bin/sh\necho \"$*\" >> {log}\n")  # records, installs nothing
+    (tools / "apt-get").chmod(0o755)
+    env = {**os.environ, "PYTHON": str(bare / "bin" / "python"), "PATH": f"{tools}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(autograder["root"] / "source" / "setup.sh")], env=env, capture_output=True,
+                          text=True)
+    assert log.read_text().splitlines() == ["update", "install -y --no-install-recommends python3-pip"]
+    assert done.returncode != 0 and "No module named pip" in done.stderr  # pip's own error, shown
+
+
+def test_setup_shows_why_pip_failed(tmp_path, autograder):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    env = {**os.environ, "PYTHON": str(venv / "bin" / "python"), "PIP_NO_INDEX": "1"}  # no numpy to be had
+    done = subprocess.run(["bash", str(autograder["root"] / "source" / "setup.sh")], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0
+    assert "No matching distribution found" in done.stderr, done.stderr
+
+
+def test_container_memory_is_read_from_the_cgroup(tmp_path):
+    v2, v1, free, none = (tmp_path / name for name in ("v2", "v1", "free", "none"))
+    (v2 / "memory.max").parent.mkdir(parents=True)
+    (v2 / "memory.max").write_text(f"{768 * 2**20}\n")
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text(f"{1536 * 2**20}\n")
+    free.mkdir()
+    (free / "memory.max").write_text("max\n")
+    assert [container_memory_mb(path) for path in (v2, v1, free, none)] == [768, 1536, None, None]
+    assignment = load_assignment(ROOT / "exercises" / "autodiff")
+    assert memory_notes(assignment, container_mb=2048) == []
+    assert "at most 640 in assignment.yaml" in memory_notes(assignment, container_mb=768)[0]

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader.report.gradebook import Row, gradebook_rows, render_summary, summarize, write_csv
+from grader.report.gradebook import gradebook_rows, render_summary, write_csv
+from grader.scoring import StudentRow as Row
+from grader.scoring import summarize
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
-HEADER = ["student_id", "score", "max_score", "status", "square_values", "grad_values", "fresh_state"]
+HEADER = ["student_id", "score", "max_score", "status", "provided_changes", "square_values", "grad_values",
+          "fresh_state"]
 
 
 @pytest.fixture(scope="module")
@@ -37,13 +40,14 @@ def test_rows(entries):
     assert header == HEADER
     by_id = {row[0]: row for row in rows}
     assert [row[0] for row in rows] == sorted(by_id)  # sorted by student id (the raw id)
-    assert by_id["amy"] == ["amy", "6", "6", "graded", "2", "3", "1"]
-    assert by_id["dan"] == ["dan", "4", "6", "graded", "0", "3", "1"]
-    assert by_id["'=cmd|' /C calc'!A0"][1:] == ["1", "6", "graded", "0", "0", "1"]
-    assert by_id["bob"] == ["bob", "", "6", "error: two submissions for student id bob", "", "", ""]
-    assert by_id["'@ann"] == ["'@ann", "", "6", "error: not graded", "", "", ""]
+    assert by_id["amy"] == ["amy", "6", "6", "graded", "", "2", "3", "1"]
+    assert by_id["dan"] == ["dan", "4", "6", "graded", "", "0", "3", "1"]
+    assert by_id["'=cmd|' /C calc'!A0"][1:] == ["1", "6", "graded", "", "0", "0", "1"]
+    # The error-row convention: 0 of the maximum, never an empty score (an LMS reads that as "no change").
+    assert by_id["bob"] == ["bob", "0", "6", "error: two submissions for student id bob", "", "", "", ""]
+    assert by_id["'@ann"] == ["'@ann", "0", "6", "error: not graded", "", "", "", ""]
     erin = by_id["erin"]
-    assert erin[1:3] == ["0", "6"] and erin[3].startswith("error: ") and erin[4:] == ["", "", ""]
+    assert erin[1:3] == ["0", "6"] and erin[3].startswith("error: ") and erin[4:] == ["", "", "", ""]
 
 
 def test_csv_round_trip(entries):
@@ -55,7 +59,7 @@ def test_csv_round_trip(entries):
 
 
 def test_no_entries():
-    assert gradebook_rows([]) == (["student_id", "score", "max_score", "status"], [])
+    assert gradebook_rows([]) == (["student_id", "score", "max_score", "status", "provided_changes"], [])
     summary = summarize([])
     assert summary["count"] == 0 and summary["mean"] is None and summary["scenarios"] == []
     assert "0 of 0" in render_summary(summary)
@@ -82,7 +86,7 @@ def test_summary(entries):
 def test_render_summary(entries):
     text = render_summary(summarize(entries))
     assert "3 of 6 submissions graded, 3 could not be graded" in text
-    assert "mean 3.66667, median 4, min 1, max 6 (out of 6)" in text
+    assert "mean 3.7, median 4, min 1, max 6 (out of 6)" in text
     bars = [line for line in text.splitlines() if line.rstrip().endswith(" 1") and "#" in line]
     assert len(bars) == 3
     assert text.index("square_values") < text.index("grad_values") < text.index("fresh_state")

@@ -56,12 +56,17 @@ def test_wrong_values_are_explained(wrong):
     assert document["score"] == wrong.score == 4
 
 
+def with_hidden(result, *ids, program=None):
+    """``result`` as if the scenarios ``ids`` were hidden ones (graded with visibility "all")."""
+    scenarios = tuple(dataclasses.replace(s, visibility="hidden", program=program or s.program) if s.id in ids
+                      else s for s in result.scenarios)
+    return dataclasses.replace(result, scenarios=scenarios, visibility="all")
+
+
 def test_hidden_scenario_keeps_its_program_secret(wrong):
     secret = "def square_values(sq, x):  # SECRET hidden program\n"
-    scenarios = tuple(dataclasses.replace(s, visibility="hidden", program=secret) if s.id == "square_values"
-                      else s for s in wrong.scenarios)
-    result = dataclasses.replace(wrong, scenarios=scenarios, visibility="all")
-    for level in gradescope.VISIBILITIES:
+    result = with_hidden(wrong, "square_values", program=secret)
+    for level in ("after_due_date", "after_published", "visible"):
         document = gradescope.to_results_json(result, hidden_visibility=level)
         validate(document)
         hidden = document["tests"][0]
@@ -69,6 +74,33 @@ def test_hidden_scenario_keeps_its_program_secret(wrong):
         assert "SECRET" not in hidden["output"] and "Expected" in hidden["output"]
         assert {t["visibility"] for t in document["tests"][1:]} == {"visible"}
     assert gradescope.to_results_json(result)["tests"][0]["visibility"] == "after_published"
+
+
+def test_what_students_always_see_leaves_hidden_points_out(correct):
+    result = with_hidden(correct, "grad_values")  # 3 of the 6 points are hidden, and earned
+    for level, when in (("after_published", "when the grades are published"), ("after_due_date", "after the due date")):
+        document = gradescope.to_results_json(result, hidden_visibility=level)
+        validate(document)
+        assert document["output"].startswith(f"Public scenarios: 3/3 points, 2 of 2 passed. 1 hidden scenario "
+                                              f"(worth 3 more) is shown {when}.")
+        assert "6/6" not in document["output"] and "6 points" not in document["output"]
+        assert document["score"] == 6  # the grade itself: Gradescope hides the total while a test waits
+        assert [t["visibility"] for t in document["tests"]].count(level) == 1
+    visible = gradescope.to_results_json(result, hidden_visibility="visible")
+    assert visible["output"].startswith("6/6 points, 3 of 3 scenarios passed")
+
+
+def test_hidden_is_refused_while_hidden_scenarios_carry_points(correct):
+    with pytest.raises(ValueError, match=r"would show students, before publication, a total that includes the "
+                                         r"hidden scenarios' 3 points"):
+        gradescope.to_results_json(with_hidden(correct, "grad_values"), hidden_visibility="hidden")
+    free = with_hidden(correct, "fresh_state")  # made a 0-point hidden scenario: nothing to reveal
+    free = dataclasses.replace(free, scenarios=tuple(dataclasses.replace(s, points=0, max_points=0)
+                                                     if s.id == "fresh_state" else s for s in free.scenarios))
+    document = gradescope.to_results_json(free, hidden_visibility="hidden")
+    validate(document)
+    assert gradescope.hidden_visibility_problem("hidden", 0) is None
+    assert "after_published" in gradescope.hidden_visibility_problem("hidden", 0.5)
 
 
 def test_unknown_visibility_is_refused(correct):

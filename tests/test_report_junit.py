@@ -9,7 +9,6 @@ from grader.report.junit import to_junit_xml, xml_safe
 from grader.results import Feedback, Status
 
 
-
 def counts(element):
     return {k: int(element.get(k)) for k in ("tests", "failures", "errors", "skipped")}
 

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import grade_submission, load_assignment
+from grader import commands, grade_submission, load_assignment
 from grader.results import Status
-from grader.rubric import Rubric
 from grader.sandbox.launcher import Sandbox
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
@@ -30,17 +29,17 @@ def mini():
 
 
 def test_twenty_instant_timeouts_in_a_row_then_a_scenario_that_passes(mini):
-    rubric = Rubric.of(mini, mini.select("public"))
-    program = next(p for p in rubric.programs if p.id == "fresh_state")  # no inputs: nothing to load
+    index, program = next((at, s) for at, s in enumerate(mini.select("public")) if s.id == "fresh_state")
+    payload = commands.run(index, program, {})  # no inputs: nothing to load
     source = (MINI / "squares.py").read_bytes()
     started = time.monotonic()
     with Sandbox() as box:
         warden = box.process.pid
         for attempt in range(21):
-            box.send_job(MINI / "squares.py", "squares", rubric.job(), source=source)
-            assert box.wait_ready(rubric.limits.import_time).ok, attempt
+            box.send_job(MINI / "squares.py", "squares", commands.job(mini), source=source)
+            assert box.wait_ready(mini.limits.import_time).ok, attempt
             seconds = 0.0 if attempt < 20 else 5.0   # no time at all: killed while it reads its command
-            (_, outcome), = box.run_all([(program.index, seconds, program.payload({}))])
+            (_, outcome), = box.run_all([(index, seconds, payload)])
             if attempt < 20:
                 assert outcome.timed_out, attempt
             else:
@@ -106,7 +105,7 @@ def test_a_warden_killed_mid_submission_is_replaced_and_the_rest_still_run(mini,
     with Sandbox() as box:
         first = box.process.pid
         killer = threading.Timer(0.3, lambda: os.kill(first, signal.SIGKILL))
-        box.send_job(path, "squares", Rubric.of(mini, mini.select("public")).job())  # the warden starts up...
+        box.send_job(path, "squares", commands.job(mini))  # the warden starts up...
         box.wait_ready(10.0)
         killer.start()   # ...and dies while square_values sleeps
         result = grade_submission(path, mini, seed=1, sandbox=box)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.submission import inspect_submission
+from grader.submission import read_submission
 
 FORBIDDEN = ("torch", "jax", "autograd")
 
@@ -25,7 +25,7 @@ FORBIDDEN = ("torch", "jax", "autograd")
 def test_forbidden_imports_are_found(tmp_path, source, module):
     path = tmp_path / "autodiff.py"
     path.write_text(source)
-    problem = inspect_submission(path, FORBIDDEN).problem
+    problem = read_submission(path, FORBIDDEN).problem
     assert problem is not None and f"imports {module!r}" in problem, problem
 
 
@@ -39,10 +39,10 @@ def test_forbidden_imports_are_found(tmp_path, source, module):
 def test_mentions_that_are_not_imports_pass(tmp_path, source):
     path = tmp_path / "autodiff.py"
     path.write_text(source)
-    assert inspect_submission(path, FORBIDDEN).problem is None
+    assert read_submission(path, FORBIDDEN).problem is None
 
 
 def test_errors_python_raises_at_compile_time_are_reported_before_running(tmp_path):
     path = tmp_path / "autodiff.py"
     path.write_text("x = 1\nreturn x\n")
-    assert inspect_submission(path, FORBIDDEN).problem.startswith("autodiff.py, line 2: 'return' outside function")
+    assert read_submission(path, FORBIDDEN).problem.startswith("autodiff.py, line 2: 'return' outside function")

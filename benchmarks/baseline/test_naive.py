@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.loading import load_assignment
 from grader.sandbox.decoding import decode
 from grader.sandbox.encoding import encode
-from grader.spec import load_assignment
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = load_assignment(ROOT / "exercises" / "autodiff", hidden=ROOT / "solutions" / "autodiff")

@@ -7,8 +7,8 @@ say otherwise. Values next to the D2L programs were verified in PyTorch 2.13 and
 import numpy as np
 
 from grader.expect import expect, expect_close, expect_equal, expect_none, expect_raised, is_zeros
+from grader.scenario import attempt, scenario
 from grader.values import Raised
-from grader.scenario import attempt, scenario  # noqa: F401  (attempt is what the programs call)
 
 # ----- misconceptions a wrong answer reveals (shown to the student next to the failure) -----
 FLOWED_THROUGH_DETACH = ("gradient flowed through the detached value: detach()/stop_gradient returned y itself, "

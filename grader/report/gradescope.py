@@ -8,7 +8,14 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/ ; our reading of 
   shows exactly the score our scoring computed.
 - ``visibility`` (top level and per test) and ``stdout_visibility`` take one of ``hidden``,
   ``after_due_date``, ``after_published``, ``visible``. A test's own visibility overrides the
-  top level's. Gradescope notes that while any test is hidden a student cannot see the total.
+  top level's.
+- "If test cases are hidden, students will not be able to see their total score. Test cases with
+  visibility set to ``hidden`` don't affect this, since they should only be used for tests which
+  don't contribute points to the total." So hidden scenarios are ``after_published`` (or
+  ``after_due_date``), which keeps the total from students until then; ``hidden`` is refused
+  while hidden scenarios carry points (:func:`hidden_visibility_problem`), since the total shown
+  would include them; and the top-level ``output``, which students always see, gives only the
+  public scenarios' points unless the hidden ones are ``visible``.
 - A test's ``status`` is ``passed`` or ``failed`` (it colours the test, independent of score).
 - Output strings are rendered as ``text`` (in a ``<pre>``, escaped): a student's captured output
   is arbitrary text, and ``html``/``md`` would let it inject markup into the results page.
@@ -18,32 +25,49 @@ from __future__ import annotations
 
 import json
 
-from grader.report.text import explain, import_output, one_line
+from grader.report.text import engine_may_be_the_cause, explain, import_output, one_line, points, provided_notice
 from grader.results import ScenarioResult, SubmissionResult
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-DEFAULT_HIDDEN_VISIBILITY = "after_published"
+VISIBILITIES = tuple(level.value for level in ShownTo)
+DEFAULT_HIDDEN_VISIBILITY = DEFAULT_HIDDEN_SHOWN_TO.value
+_WHEN = {"after_due_date": "after the due date", "after_published": "when the grades are published",
+         "hidden": "never"}
+
+
+def hidden_visibility_problem(hidden_visibility: str, hidden_points: float) -> str | None:
+    """Why ``hidden_visibility`` cannot be given to hidden scenarios worth ``hidden_points`` in
+    all, or None. Gradescope shows the total to students unless a test waits for a date or for
+    publication; a ``hidden`` test does not, so its points would show in the total at once."""
+    if hidden_visibility not in VISIBILITIES:
+        return f"hidden visibility must be one of {', '.join(VISIBILITIES)}; got {hidden_visibility!r}"
+    if hidden_visibility == "hidden" and hidden_points > 0:
+        return (f"--hidden-visibility hidden would show students, before publication, a total that includes the "
+                f"hidden scenarios' {points(hidden_points)} points (Gradescope hides the total only while a test is "
+                "after_due_date or after_published); use after_published (the default) or after_due_date")
+    return None
 
 
 def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY,
                     execution_time: float | None = None) -> dict:
     """Gradescope's ``results.json`` document for one graded submission.
 
-    Public scenarios are ``visible``; hidden ones get ``hidden_visibility`` (one of
-    :data:`VISIBILITIES`, else ``ValueError``) and their feedback never includes the scenario's
+    Public scenarios are ``visible``; hidden ones get ``hidden_visibility`` (``ValueError`` when
+    :func:`hidden_visibility_problem` refuses it) and their feedback never includes the scenario's
     program. ``execution_time`` (seconds) defaults to ``result.timings["total"]`` and is left out
     when neither is known. Each test is numbered ``<task index>.<scenario index within the task>``.
     """
-    if hidden_visibility not in VISIBILITIES:
-        raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}; "
-                         f"got {hidden_visibility!r}")
+    problem = hidden_visibility_problem(hidden_visibility,
+                                        sum(s.max_points for s in result.scenarios if s.visibility != "public"))
+    if problem:
+        raise ValueError(problem)
     if execution_time is None:
         execution_time = result.timings.get("total")
-    document = {"score": result.score}
+    document: dict[str, object] = {"score": result.score}
     if execution_time is not None:
         document["execution_time"] = round(float(execution_time), 3)
     document.update({
-        "output": _summary(result),
+        "output": _summary(result, hidden_visibility),
         "output_format": "text",
         "test_output_format": "text",
         "test_name_format": "text",
@@ -52,7 +76,7 @@ def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAUL
         "extra_data": {"assignment": result.assignment, "assignment_digest": result.assignment_digest,
                        "seed": result.seed, "submission_sha256": result.submission_sha256,
                        "grader_version": result.grader_version},
-        "tests": [_test(scenario, number, hidden_visibility)
+        "tests": [_test(scenario, number, hidden_visibility, engine_may_be_the_cause(result, scenario))
                   for scenario, number in zip(result.scenarios, _numbers(result))],
     })
     return document
@@ -65,18 +89,31 @@ def dumps(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_V
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _summary(result: SubmissionResult) -> str:
-    lines = [one_line(result)]
+def _summary(result: SubmissionResult, hidden_visibility: str) -> str:
+    """The top-level output: always shown, so it counts hidden scenarios only when they are visible."""
+    hidden = [s for s in result.scenarios if s.visibility != "public"]
+    if not hidden or hidden_visibility == "visible":
+        lines = [one_line(result)]
+    else:
+        public = [s for s in result.scenarios if s.visibility == "public"]
+        count = "1 hidden scenario" if len(hidden) == 1 else f"{len(hidden)} hidden scenarios"
+        earned, available = points(sum(s.points for s in public)), points(sum(s.max_points for s in public))
+        lines = [(f"Public scenarios: {earned}/{available} points, {sum(s.passed for s in public)} of {len(public)} "
+                  f"passed. {count} (worth {points(sum(s.max_points for s in hidden))} more) "
+                  f"{'is' if len(hidden) == 1 else 'are'} shown {_WHEN[hidden_visibility]}.")]
     if result.error:
         lines.append(f"This submission could not be graded: {result.error}")
+    notice = provided_notice(result)
+    if notice:
+        lines += ["", notice]
     printed = import_output(result)
     if printed:
         lines += ["", printed]
     return "\n".join(lines)
 
 
-def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:
-    public = scenario.visibility == "public"
+def _test(scenario: ScenarioResult, number: str, hidden_visibility: str, engine_changed: bool) -> dict:
+    public = scenario.visibility is Visibility.PUBLIC
     return {
         "name": f"{scenario.id}: {scenario.title}",
         "number": number,
@@ -84,8 +121,9 @@ def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict
         "max_score": scenario.max_points,
         "status": "passed" if scenario.passed else "failed",
         # A hidden scenario's source is exactly what keeping it hidden protects.
-        "output": "passed" if scenario.passed else explain(scenario, show_program=public),
-        "visibility": "visible" if public else hidden_visibility,
+        "output": "passed" if scenario.passed else explain(scenario, show_program=public,
+                                                           engine_changed=engine_changed),
+        "visibility": ShownTo.VISIBLE.value if public else ShownTo(hidden_visibility).value,
     }
 
 

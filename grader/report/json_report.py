@@ -2,38 +2,34 @@
 
 Our own versioned schema (``grader/schema/result.schema.json``), a superset of the
 Gradescope-compatible core: ``score``, ``max_score`` and ``tests[]`` with ``name``, ``score``,
-``max_score``, ``status``, ``output`` and ``visibility``.
+``max_score``, ``status``, ``output`` and ``visibility``. Read a document back with
+:meth:`grader.results.SubmissionResult.from_dict` (the ``tests`` view and ``$schema`` are derived).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 
 from grader.report.text import explain
 from grader.results import SubmissionResult
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
-SCHEMA_ID = "https://autodiff-grader.invalid/schema/result-v1.json"
-GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_published"}
+SCHEMA_ID = "https://autodiff-grader.invalid/schema/result-v2.json"
 
 
-def to_document(result: SubmissionResult, hidden_visibility: str = GRADESCOPE_VISIBILITY["hidden"]) -> dict:
-    """The native document: every result field, plus the Gradescope-compatible ``tests``."""
+def to_document(result: SubmissionResult, hidden_visibility: ShownTo | str = DEFAULT_HIDDEN_SHOWN_TO) -> dict:
+    """The native document: every result field, plus the Gradescope-compatible ``tests``, where
+    hidden scenarios are shown ``hidden_visibility``."""
+    hidden = ShownTo(hidden_visibility)
     document = {"$schema": SCHEMA_ID, **result.to_dict()}
     document["tests"] = [
         {"name": f"{s.id}: {s.title}", "score": s.points, "max_score": s.max_points,
          "status": "passed" if s.passed else "failed",
-         "output": "passed" if s.passed else explain(s, show_program=s.visibility == "public"),
-         "visibility": GRADESCOPE_VISIBILITY["public"] if s.visibility == "public" else hidden_visibility}
+         "output": "passed" if s.passed else explain(s, show_program=s.visibility is Visibility.PUBLIC),
+         "visibility": (ShownTo.VISIBLE if s.visibility is Visibility.PUBLIC else hidden).value}
         for s in result.scenarios]
     return document
 
 
-def dumps(result: SubmissionResult) -> str:
-    return json.dumps(to_document(result), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def from_document(document: dict) -> SubmissionResult:
-    """Read a native document back (the Gradescope view and ``$schema`` are derived, so dropped)."""
-    names = {f.name for f in fields(SubmissionResult)}
-    return SubmissionResult.from_dict({k: v for k, v in document.items() if k in names})
+def dumps(result: SubmissionResult, hidden_visibility: ShownTo | str = DEFAULT_HIDDEN_SHOWN_TO) -> str:
+    return json.dumps(to_document(result, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -27,7 +27,8 @@ import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
-from typing import Iterable, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 from grader.report.text import explain
 from grader.results import ScenarioResult, Status, SubmissionResult
@@ -57,12 +58,12 @@ def write_junit_xml(results: Iterable[tuple[str, SubmissionResult]], stream: Tex
         for student, result in results:
             suite = _suite(student, result)
             for attribute in counts:
-                counts[attribute] += int(suite.get(attribute))
-            seconds += float(suite.get("time"))
+                counts[attribute] += int(suite.get(attribute, 0))
+            seconds += float(suite.get("time", 0))
             ET.indent(suite, level=1)
             suites.write("  " + ET.tostring(suite, encoding="unicode") + "\n")
-        root = ET.Element("testsuites", name="autodiff-grader",
-                          **{attribute: str(count) for attribute, count in counts.items()}, time=f"{seconds:.3f}")
+        root = ET.Element("testsuites", {"name": "autodiff-grader", **{attribute: str(count) for attribute, count
+                                                                       in counts.items()}, "time": f"{seconds:.3f}"})
         opening = ET.tostring(root, encoding="unicode", short_empty_elements=False).removesuffix("</testsuites>")
         stream.write('<?xml version="1.0" encoding="UTF-8"?>\n' + opening + "\n")
         suites.seek(0)

@@ -5,37 +5,54 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from grader.batch import Progress
+from grader.progress import Progress
 
-PLAIN_EVERY = 5.0  # seconds between lines when the output is a file or a pipe
+PLAIN_EVERY = 5.0   # seconds between lines when the output is a file or a pipe
+SLOW = 3.0          # a submission running this long is named on the line
+WIDTH = 79
 
 
 class ProgressDisplay:
     def __init__(self, stream: TextIO, live: bool):
         self.stream, self.live = stream, live
         self._last = 0.0
+        self._drawn = False
+        self._stopped = False
 
     def update(self, progress: Progress) -> None:
+        if self._stopped:
+            return
         complete = progress.done >= progress.total
         if not self.live and not complete and time.monotonic() - self._last < PLAIN_EVERY:
             return
         self._last = time.monotonic()
         line = describe(progress)
         if self.live:
-            self.stream.write("\r" + line.ljust(79)[:79] + ("\n" if complete else ""))
+            self.stream.write("\r" + line.ljust(WIDTH)[:WIDTH] + ("\n" if complete else ""))
+            self._drawn = not complete
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
 
-    def close(self) -> None:
-        if self.live:
+    def stop(self) -> None:
+        """No more lines (Ctrl-C): end the live line so what follows starts on its own."""
+        if self._drawn:
             self.stream.write("\n")
             self.stream.flush()
+        self._stopped = True
 
 
 def describe(progress: Progress) -> str:
     eta = progress.eta
-    eta_text = "--:--" if eta is None else f"{int(eta // 60)}:{int(eta % 60):02d}"
-    reused = f", {progress.reused} reused" if progress.reused else ""
-    return (f"[{progress.done}/{progress.total}] {progress.rate:.1f}/s, ETA {eta_text}, "
-            f"{progress.failures} below full marks{reused}")
+    parts = [f"[{progress.done}/{progress.total}] {progress.rate:.1f}/s",
+             "ETA --:--" if eta is None else f"ETA {int(eta // 60)}:{int(eta % 60):02d}"]
+    if progress.below_full:
+        parts.append(f"{progress.below_full} below full marks")
+    if progress.ungradable:
+        parts.append(f"{progress.ungradable} ungradable")
+    if progress.reused:
+        parts.append(f"{progress.reused} reused")
+    slow = [f"{student} ({seconds:.0f} s)" for student, seconds in progress.running if seconds >= SLOW]
+    if slow:
+        parts.append("running " + ", ".join(slow))
+    return ", ".join(parts)

@@ -166,7 +166,7 @@ class Container:
 
 def release(where: Hierarchy) -> None:
     """Remove this process's folders once they hold no container (a later Container makes them again)."""
-    for base in {where.unified, *where.limits.values()} - {None}:
+    for base in {*where.limits.values(), *([where.unified] if where.unified is not None else [])}:
         try:
             base.rmdir()
         except OSError:

@@ -66,7 +66,7 @@ class Warden:
         # Not dumpable: its /proc files become root's, so no process of its uid (a sandbox without
         # Landlock, as an ordinary user) can open /proc/<warden>/mem or ptrace it. Its forks inherit this.
         zygote.prctl(_PR_SET_DUMPABLE, 0)
-        self.current = None       # the container being served: a dict, see _start
+        self.current: dict = {}   # the container being served (empty: none), see _start
         self.cleaned_uids = set()  # sandbox uids whose leftovers (of an earlier grader) are gone
         if uid is not None:  # now, while the grader starts up, and while this image is small
             self._kill_uid(uid)
@@ -82,11 +82,11 @@ class Warden:
 
     def serve(self):
         while True:
-            readable, _, _ = select.select([self.control, self.wake_r], [], [])
+            readable, _, _ = select.select([self.control.fileno(), self.wake_r], [], [])
             if self.wake_r in readable:
                 os.read(self.wake_r, 4096)
                 self._reap()
-            if self.control in readable:
+            if self.control.fileno() in readable:
                 self._command()
 
     # ------------------------------------------------------------------ commands
@@ -103,7 +103,7 @@ class Warden:
             self._retire()
         message = json.loads(body)
         if message.get("kind") == "start":
-            if self.current is not None:  # the grader moved on without waiting: end the old one first
+            if self.current:  # the grader moved on without waiting: end the old one first
                 self._kill_current()
                 self._finish(os.waitpid(self.current["top"], 0)[1])
             self._start(message["plan"], fds)
@@ -176,14 +176,14 @@ class Warden:
                 return
             if pid == 0:
                 return
-            if self.current is not None and pid == self.current["top"]:
+            if self.current and pid == self.current["top"]:
                 self._finish(status)
 
     def _finish(self, status):
         """The container's top process is gone: make sure nothing of it is left, and report. In a
         PID namespace nothing is (the reaper's exit waited for that); otherwise what is left is in
         this subreaper's subtree, and (as root) has the sandbox uid."""
-        current, self.current = self.current, None
+        current, self.current = self.current, {}
         if current["report"] is not None:
             os.close(current["report"])
         proctree.kill_children(os.getpid())
@@ -246,11 +246,11 @@ class Warden:
     def _retire(self):
         """The grader is gone (or done): kill everything, remove the job folder, exit."""
         current = self.current
-        if current is not None:
+        if current:
             self._kill_current()
         proctree.kill_children(os.getpid())
         self._reap_quietly()
-        if current is not None:
+        if current:
             if current["uid"] is not None:
                 self._kill_uid(current["uid"])
             if current["job_dir"]:
@@ -265,7 +265,7 @@ def _socket_space():
 
 def _received_fds(ancillary):
     import _socket
-    fds = []
+    fds: list[int] = []
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
             fds += struct.unpack(f"={len(data) // 4}i", data[: len(data) - len(data) % 4])
@@ -285,8 +285,8 @@ def _read_exactly(fd, size):
     return data
 
 
-_READ_RULES = {}
-_REACH_FDS = []
+_READ_RULES: dict[tuple, list] = {}
+_REACH_FDS: list[int] = []
 
 
 def _read_rules(paths):

@@ -135,7 +135,8 @@ class _Decoder:
         numbers = []
         for item in data:
             if isinstance(item, dict):
-                item = self._tagged(*_single_tag(item), 0)
+                tag, body = _single_tag(item)
+                item = self._tagged(tag, body, 0)
             if not isinstance(item, (int, float)):  # bool is an int
                 raise ProtocolError("an array may only hold numbers")
             numbers.append(item)
@@ -151,7 +152,7 @@ def _name(text: str) -> str:
     return printable(storable(text[:200], 200))
 
 
-def _single_tag(item: dict):
+def _single_tag(item: dict) -> tuple[str, object]:
     if len(item) != 1 or FLOAT not in item:
         raise ProtocolError("an array may only hold numbers")
     return FLOAT, item[FLOAT]

@@ -155,7 +155,7 @@ class Intake:
 
 
 # The messages a sandbox may send, and the fields each must have (of these types).
-_SHAPES = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": Raised},
+_SHAPES: dict[str, dict[str, type]] = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": Raised},
            "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
 
 

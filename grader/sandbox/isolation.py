@@ -59,7 +59,7 @@ class IsolationPlan:
 
     def child_config(self, job_dir: Path) -> dict:
         """The plan as the warden and the zygote read it (no submission data: see Sandbox.send_job)."""
-        config = {"uid": self.uid, "gid": self.uid, "nproc": self.nproc, "file_size_mb": FILE_SIZE_MB,
+        config: dict = {"uid": self.uid, "gid": self.uid, "nproc": self.nproc, "file_size_mb": FILE_SIZE_MB,
                   "namespaces": self.namespaces, "seccomp": self.seccomp, "job_dir": str(job_dir)}
         if self.landlock_abi:
             config["landlock"] = {"read": list(readable_paths()), "read_write": [str(job_dir), "/dev/null"]}
@@ -86,7 +86,8 @@ def readable_paths() -> tuple[str, ...]:
     with os.scandir(sysconfig.get_paths()["stdlib"]) as entries:  # these exist: listed just now
         stdlib = [entry.path for entry in entries if entry.name not in ("site-packages", "dist-packages")]
     paths = []
-    numpy_dir = Path(sys.modules["numpy"].__file__).parent if "numpy" in sys.modules else _find("numpy")
+    loaded = getattr(sys.modules.get("numpy"), "__file__", None)
+    numpy_dir = Path(loaded).parent if loaded else _find("numpy")
     if numpy_dir is not None:
         paths += [str(numpy_dir), str(numpy_dir.with_name("numpy.libs"))]
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""

@@ -68,6 +68,7 @@ class Sandbox:
         self._budget = Budget()
         self._cgroup: Container | None = None  # this sandbox's cgroup, reused while provably empty
         self._current: ZygoteLink | None = None
+        self._aborted = False
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
@@ -122,7 +123,9 @@ class Sandbox:
             from grader.sandbox import cgroups
             self._cgroup.remove()
             self._cgroup = None
-            cgroups.release(cgroups.hierarchy())
+            where = cgroups.hierarchy()
+            if where is not None:
+                cgroups.release(where)
         if self._claim is not None:
             self._claim.release()
             self._claim = None
@@ -168,7 +171,8 @@ class Sandbox:
 
     def _close_zygote(self) -> None:
         zygote, self._current = self._current, None
-        zygote.close()
+        if zygote is not None:
+            zygote.close()
 
     def _remove_job_dir(self) -> None:
         if self.job_dir is not None:
@@ -202,6 +206,19 @@ class Sandbox:
         a caller about to ``close``, which then finds it gone (and still sweeps, in order)."""
         self._kill_container()
 
+    def abort(self) -> None:
+        """Kill this sandbox's processes now, from any thread (Ctrl-C): the thread driving it finds
+        them dead and stops, and no new warden starts in it. Its pipes stay open until :meth:`close`."""
+        self._aborted = True
+        if self.process.returncode is not None:
+            return
+        self.kill_submission()
+        proctree.kill_children(self.process.pid)
+        try:
+            os.kill(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
     def sweep(self) -> int:
         """Kill every process of the current container but the zygote: the strays a scenario left.
         Orphans come to the container's reaper (or, without one, to the warden: both are subreapers),
@@ -225,7 +242,7 @@ class Sandbox:
         is the submission's content as the grader checked it (default: the file's content now),
         and ``code`` the module compiled from it, which the zygote then runs instead of compiling
         the file again; its filename should be the submission's name."""
-        if self._closed:
+        if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
         if self._current is not None or self.job_dir is not None:
             self._end_zygote()
@@ -243,7 +260,8 @@ class Sandbox:
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
         pipes = ZygotePipes()
-        self._current = zygote = ZygoteLink(pipes, Intake(self._budget), self._container_for(job), self._selector)
+        container = self._container_for(self.plan, job)
+        self._current = zygote = ZygoteLink(pipes, Intake(self._budget), container, self._selector)
         plan = self.plan.child_config(self.job_dir)
         if zygote.container is not None:
             plan["cgroup"] = zygote.container.joins
@@ -267,10 +285,10 @@ class Sandbox:
             return self.plan
         return plan_isolation(self.slot, uid=self._claim.uid if self._claim else None)
 
-    def _container_for(self, job: dict) -> Container | None:
+    def _container_for(self, plan: IsolationPlan, job: dict) -> Container | None:
         """This sandbox's cgroup (made once, where the machine allows, and reused while it is found
         empty after each zygote), with the limits of this job."""
-        if not self.plan.cgroups:
+        if not plan.cgroups:
             return None
         from grader.sandbox import cgroups
         where = cgroups.hierarchy()
@@ -280,7 +298,7 @@ class Sandbox:
             self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
         # Processes: the sandbox's own, and its reaper and keeper. Memory: the submission's whole
         # container, zygote and page cache included.
-        self._cgroup.limit(pids=(self.plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 128) * 1024 * 1024)
+        self._cgroup.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 128) * 1024 * 1024)
         return self._cgroup
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
@@ -290,7 +308,7 @@ class Sandbox:
         outcome = ImportOutcome(ok=False)
         zygote = self._current
         startup = max(self._started + STARTUP_SECONDS, begin + 10.0)  # a warm warden answers at once
-        if zygote is None or not self._pump(lambda: zygote.pid is not None, startup) or zygote.pid <= 0:
+        if zygote is None or not self._pump(lambda: zygote.pid is not None, startup) or (zygote.pid or 0) <= 0:
             outcome.problem = self._death_or("the sandbox did not start")
             self._dead = True
         else:
@@ -390,15 +408,15 @@ class Sandbox:
                 self._kill_container()  # the zygote too: it cannot be trusted to stop the program
         elif not self._dead:
             self.sweep()  # first: a stray's last words land here, not in a later run on this channel
-        self._collect(run.index, outcome)
+        self._collect(zygote, run.index, outcome)
         intake.forget(run.index)
         zygote.drain(results=False, channel=run.channel)
         outcome.stdout, outcome.stderr = self._end_capture()
         return outcome
 
-    def _collect(self, index: int, outcome: RunOutcome) -> None:
+    def _collect(self, zygote: ZygoteLink, index: int, outcome: RunOutcome) -> None:
         """Move what the intake kept for scenario ``index`` into ``outcome``."""
-        intake = self._current.intake
+        intake = zygote.intake
         result, ended = intake.result(index), intake.exit(index)
         if result is not None:
             outcome.has_result = True
@@ -444,7 +462,9 @@ class Sandbox:
             self._selector.unregister(self._control.fileno())
             self._dead = self._warden_dead = True
         zygote = self._current
-        for report in reports if zygote is not None else ():
+        if zygote is None:
+            return
+        for report in reports:
             if "zygote" in report and zygote.pid is None:
                 zygote.pid, zygote.reaper = report["zygote"], report.get("reaper")
                 self._zygote = zygote.pid

@@ -94,7 +94,7 @@ class Warden:
     def reports(self) -> tuple[list[dict], bool]:
         """The warden's reports waiting on the (non-blocking) socket, and whether it is still there."""
         import json
-        reports = []
+        reports: list[dict] = []
         while True:
             try:
                 body = self.control.recv(65536)
@@ -153,7 +153,9 @@ class WardenProcess:
 
     def wait(self) -> int:
         """Wait for the warden to end, reap it, return its exit code."""
-        return self._reap(0)
+        code = self._reap(0)
+        assert code is not None  # a blocking wait reaps it
+        return code
 
     def kill(self) -> None:
         """SIGKILL the warden, unless it has been reaped already (its pid may be another's now)."""
@@ -176,4 +178,6 @@ def numpy_path() -> str:
     """The folder that holds the numpy package (site-packages, usually), found without importing it."""
     import importlib.machinery  # loaded with the interpreter already, unlike importlib.util
     spec = importlib.machinery.PathFinder.find_spec("numpy")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("numpy is not installed for this interpreter: the sandbox needs it")
     return os.path.dirname(os.path.dirname(spec.origin))

@@ -33,7 +33,8 @@ class UidClaim:
     """A sandbox uid held by this process until :meth:`release` (or this process's end)."""
 
     def __init__(self, uid: int, fd: int) -> None:
-        self.uid, self._fd = uid, fd
+        self.uid = uid
+        self._fd: int | None = fd
 
     def release(self) -> None:
         if self._fd is not None:

@@ -15,6 +15,7 @@ checks every byte it gets back against values that never enter this process. Sta
 (and numpy) only; the sibling modules are imported by path.
 """
 
+import importlib.machinery
 import importlib.util
 import json
 import linecache
@@ -41,6 +42,25 @@ def attempt(action):
         return action()
     except Exception as error:
         return error
+
+
+def plain(value):
+    """The plain data of what a program observed: a tensor's values (the ``data`` array of any
+    object that has one), each item of an exact list or tuple, anything else as it is. Never
+    raises: a wrong value comes back as itself, for the check to describe (a scenario's own code
+    must not fail on a student's wrong answer)."""
+    try:
+        kind = type(value)
+        if kind is list or kind is tuple:
+            return kind(plain(item) for item in value)
+        numpy = sys.modules["numpy"]
+        if kind is not numpy.ndarray:
+            data = getattr(value, "data", None)
+            if type(data) is numpy.ndarray:
+                return data
+    except Exception:
+        pass
+    return value
 
 
 def send(fd, message):
@@ -145,7 +165,7 @@ def _prepare(item):
     """Load a program (compiled by the grader) and decode its inputs; each fork gets its own
     copy-on-write view, so nothing one scenario changes reaches another. (Its source is kept for
     a traceback's lines, registered only if one is needed: see _student_traceback.)"""
-    namespace = {"np": sys.modules["numpy"], "attempt": attempt, "__name__": "scenario"}
+    namespace = {"np": sys.modules["numpy"], "attempt": attempt, "plain": plain, "__name__": "scenario"}
     exec(framing.unpack_code(item["code"]), namespace)  # compiled by the grader, once per batch
     item["program"] = namespace[item["function"]]
     item["inputs"] = encoding.decode_inputs(item["inputs"]) if item["inputs"] else {}
@@ -254,16 +274,20 @@ def _block_imports(forbidden, results):
 def _import_submission(job, results):
     path, name = job["submission"], job["module"]
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
+        # An explicit source loader: the suffix picks none for carl.PY (grade accepts any case).
+        loader = importlib.machinery.SourceFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        assert spec is not None  # a file location with a loader always gives a spec
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         if "code" in job:  # compiled by the grader from these very bytes: run it as exec_module would
             # (tracebacks still show its lines: linecache asks the module's loader, by full path)
             exec(framing.unpack_code(job["code"]), module.__dict__)
         else:
-            spec.loader.exec_module(module)
+            loader.exec_module(module)
     except BaseException as error:  # SystemExit at import is an import failure too
-        send(results, {"kind": "import_error", "error": encoding.raised_record(error, _student_traceback(error, path))})
+        record = encoding.raised_record(error, _student_traceback(error, path))
+        send(results, {"kind": "import_error", "error": record})
         _flush_std()
         os._exit(0)
     send(results, {"kind": "ready"})

@@ -7,8 +7,8 @@ Expected values are closed forms computed here from the inputs, never from the s
 import numpy as np
 
 from grader.expect import expect, expect_close, expect_equal, expect_none, expect_raised, is_zeros
+from grader.scenario import attempt, scenario
 from grader.values import Raised
-from grader.scenario import attempt, scenario  # noqa: F401  (attempt is what the programs call)
 
 # The sentences match the public scenarios' (exercises/autodiff/scenarios.py) where the misconception is the same
 # (tests/test_assignment_content.py holds them to it).

@@ -55,9 +55,9 @@ class Arena:
 
     def places(self, attack: Attack, out: Path | None = None) -> dict[str, str]:
         out = out or self.out
-        return {"REPO": str(ROOT), "CANARY": str(self.canary), "OUT": str(out), "RESULT": str(out / f"{attack.id}.json"),
-                "FAKE_SITE": str(self.fake_site), "PORT": str(self.port), "UDP": str(self.udp_port),
-                "UNIX": self.unix_path, "ABSTRACT": self.abstract_name}
+        return {"REPO": str(ROOT), "CANARY": str(self.canary), "OUT": str(out),
+                "RESULT": str(out / f"{attack.id}.json"), "FAKE_SITE": str(self.fake_site), "PORT": str(self.port),
+                "UDP": str(self.udp_port), "UNIX": self.unix_path, "ABSTRACT": self.abstract_name}
 
     def submission(self, attack: Attack, folder: Path, name: str = "autodiff.py", out: Path | None = None) -> Path:
         """Write the hostile file (and its neighbours) into ``folder``."""
@@ -173,6 +173,7 @@ class Listeners:
 def graded(arena):
     """Every attack graded by the library (all scenarios) and by ``grader check --json`` (public)."""
     from grader import grade_submission, load_assignment
+    from grader.sandbox.launcher import Sandbox
 
     assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)
     slots: Queue[int] = Queue()
@@ -189,7 +190,8 @@ def graded(arena):
             path = arena.submission(attack, folder)
             graded = Graded(attack)
             began = time.monotonic()
-            graded.library = grade_submission(path, assignment, seed=1, visibility="all", slot=slot)
+            with Sandbox(slot=slot) as sandbox:
+                graded.library = grade_submission(path, assignment, seed=1, scope="all", sandbox=sandbox)
             graded.library_seconds = time.monotonic() - began
             _run_cli(arena, graded, folder, slot)
             return graded
@@ -217,10 +219,11 @@ def _run_cli(arena: Arena, graded: Graded, folder: Path, slot: int) -> None:
     began = time.monotonic()
     with open(result, "w") as handle:
         os.chmod(result, 0o666)
-        done = subprocess.run([GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--json", "--seed", "1"],
-                              cwd=folder, stdout=handle, stderr=subprocess.PIPE, env=env, timeout=120)
+        command = [GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--json", "--seed", "1"]
+        done = subprocess.run(command, cwd=folder, stdout=handle, stderr=subprocess.PIPE, env=env, timeout=120)
     graded.cli_seconds = time.monotonic() - began
-    graded.cli_code, graded.cli_result, graded.cli_stderr = done.returncode, result, done.stderr.decode(errors="replace")
+    graded.cli_code, graded.cli_result = done.returncode, result
+    graded.cli_stderr = done.stderr.decode(errors="replace")
 
 
 def sandbox_processes(uid_low: int = UID_BASE, uid_high: int = UID_BASE + 300) -> list[str]:

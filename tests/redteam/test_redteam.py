@@ -107,7 +107,7 @@ def test_the_output_folder_holds_only_the_graders_files(graded, arena):
 def test_nothing_was_written_beside_the_job_folders_or_into_the_grader(graded):
     assert not [name for name in os.listdir(tempfile.gettempdir()) if name.startswith("forged-")]
     assert not list((ROOT / "grader").glob("redteam_probe_*"))
-    assert not list((ROOT / "exercises" / "autodiff").glob("*.json"))
+    assert [path.name for path in (ROOT / "exercises" / "autodiff").glob("*.json")] in ([], ["provided.json"])
 
 
 def test_no_network_connection_got_out(graded, arena):

@@ -69,9 +69,10 @@ def batch(arena, honest, tmp_path_factory):
     env = {**os.environ, "GRADER_SANDBOX_UID_BASE": str(UID_BASE), "TMPDIR": str(jobs)}
     began = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run([GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--solutions", str(HIDDEN),
-                           "--out", str(out), "--seed", "1", "-j", "2", "--format", "gradescope",
-                           "--junit", str(base / "junit.xml")], capture_output=True, text=True, env=env, timeout=600)
+    command = [GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--solutions", str(HIDDEN),
+               "--out", str(out), "--seed", "1", "-j", "2", "--format", "gradescope",
+               "--junit", str(base / "junit.xml")]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     seconds = time.monotonic() - began
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     left = sandbox_processes(UID_BASE, UID_BASE + 100)   # the grader has exited: nothing of it may run on
@@ -85,7 +86,7 @@ def alone(honest):
     """The honest submissions graded one by one, outside any batch."""
     from grader import grade_submission, load_assignment
     assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)
-    return {student: grade_submission(path, assignment, seed=1, visibility="all").to_dict()
+    return {student: grade_submission(path, assignment, seed=1, scope="all").to_dict()
             for student, path in honest.items()}
 
 

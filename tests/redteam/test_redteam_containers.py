@@ -3,7 +3,7 @@
 What these pin down, each an attack that worked before containers (issue 13): a submission that
 scans its own memory for what the one before it left there; two graders on one machine taking the
 same sandbox user; processes a grader that died left behind, holding the sandbox user's process
-slots; and (pending the spec-cache change) a submission rewriting the grader's cache of parsed specs.
+slots; and a submission rewriting the grader's cache of parsed specs from the weakest level.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def test_no_byte_of_the_previous_submission_is_in_the_next_ones_memory(arena, tm
     scanner = arena.submission(BY_ID["heap_remnants"], tmp_path / "scanner")
     with Sandbox() as box:
         for _ in range(2):
-            reference = grade_submission(REFERENCE, assignment, seed=1, visibility="all", sandbox=box)
-            stolen = grade_submission(scanner, assignment, seed=1, visibility="all", sandbox=box)
+            reference = grade_submission(REFERENCE, assignment, seed=1, scope="all", sandbox=box)
+            stolen = grade_submission(scanner, assignment, seed=1, scope="all", sandbox=box)
             assert reference.score == reference.max_score
             assert "code objects found in memory:" in stolen.import_stdout, stolen.import_stdout  # it did scan
             assert stolen.score == 0 and "ADOPTED" not in stolen.import_stdout, stolen.import_stdout
@@ -151,32 +151,45 @@ POISON_DEPTH = Attack("poison_spec_cache_depth", "containers", "import", """
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="grading still reads the spec cache: the lead's change for issue 13 "
-                                       "(grade parses afresh; check verifies an entry; any error is a miss) "
-                                       "makes this pass, and then this mark must go")
+def _cli(tmp_path: Path, command: str, submission: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GRADER_CACHE_DIR": str(cache), "GRADER_SANDBOX_UID_BASE": "62600"}
+    arguments = [GRADER, command, str(submission), "--assignment", str(ASSIGNMENT), "--seed", "1", *extra]
+    return subprocess.run(arguments, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+
+
 @pytest.mark.parametrize("poison", [POISON_POINTS, POISON_DEPTH], ids=lambda attack: attack.id)
-def test_a_poisoned_spec_cache_changes_no_grade(arena, tmp_path, monkeypatch, poison):
+def test_a_poisoned_spec_cache_changes_no_grade(arena, tmp_path, poison):
     from grader import grade_submission, load_assignment
     from grader.sandbox.isolation import IsolationPlan
     from grader.sandbox.launcher import Sandbox
     cache = tmp_path / "cache"
     cache.mkdir()
-    monkeypatch.setenv("GRADER_CACHE_DIR", str(cache))
-    assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)   # fills the cache
+    reference = tmp_path / "reference" / "autodiff.py"
+    reference.parent.mkdir()
+    shutil.copy(REFERENCE, reference)
+    assert _cli(tmp_path, "check", reference, cache).returncode == 0   # fills the cache, as a check does
+    assert list(cache.glob("spec-*.json"))
     places = {**arena.places(poison), "CACHE": str(cache)}
     attacker = tmp_path / "attacker" / "autodiff.py"
     attacker.parent.mkdir()
     attacker.write_text(poison.source(places))
-    with Sandbox(plan=IsolationPlan(uid=None, landlock_abi=0, nproc=None)) as weakest:
-        poisoned = grade_submission(attacker, assignment, seed=1, visibility="all", sandbox=weakest)
-    assert "POISONED" in poisoned.import_stdout   # the weakest level really let it write there
-    stub = tmp_path / "stub" / "autodiff.py"
-    stub.parent.mkdir()
+    assignment = load_assignment(ASSIGNMENT, hidden=HIDDEN)
+    with Sandbox(plan=IsolationPlan(uid=None, landlock_abi=0, nproc=None)) as weakest:  # nothing keeps it out
+        poisoned = grade_submission(attacker, assignment, seed=1, scope="all", sandbox=weakest)
+    assert "POISONED" in poisoned.import_stdout, poisoned.import_stdout   # it really rewrote the cache
+    stub = tmp_path / "class" / "stub" / "autodiff.py"
+    stub.parent.mkdir(parents=True)
     shutil.copy(STUB, stub)
-    again = load_assignment(ASSIGNMENT, hidden=HIDDEN)
-    result = grade_submission(stub, again, seed=1, visibility="all")
-    assert again.digest == assignment.digest
-    assert result.score == 0, f"an untouched stub scored {result.score}"
+    # Grading never reads the cache: the library and `grade` give the untouched stub nothing.
+    assert grade_submission(stub, load_assignment(ASSIGNMENT, hidden=HIDDEN), seed=1, scope="all").score == 0
+    out = tmp_path / "out"
+    graded = _cli(tmp_path, "grade", stub.parent.parent, cache, "--solutions", str(HIDDEN), "--out", str(out))
+    assert graded.returncode in (0, 1) and "Error:" not in graded.stderr, graded.stderr
+    assert json.loads((out / "results" / "stub.json").read_text())["score"] == 0
+    # And a check that meets an entry it cannot read takes it for a miss: no internal error.
+    checked = _cli(tmp_path, "check", reference, cache, "--json")
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr
+    assert json.loads(checked.stdout)["score"] == json.loads(checked.stdout)["max_score"]
 
 
 if __name__ == "__main__":

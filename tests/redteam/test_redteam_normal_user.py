@@ -229,7 +229,7 @@ def test_a_batch_as_the_user_keeps_neighbours_apart_and_leaves_nothing_running(s
     assert done.returncode in (0, 1) and "Error:" not in done.stderr, done.stdout[-3000:] + done.stderr
     left = sandbox_processes(uid, uid + 1)
     assert left == [], f"processes of the user outlived the grader: {left}"
-    alone = grade_submission(REFERENCE, load_assignment(ASSIGNMENT, hidden=HIDDEN), seed=1, visibility="all").to_dict()
+    alone = grade_submission(REFERENCE, load_assignment(ASSIGNMENT, hidden=HIDDEN), seed=1, scope="all").to_dict()
     results = {name: json.loads((out / "results" / f"{name}.json").read_text()) for name in order}
     for name in ("a_reference", "zz_reference"):
         got = results[name]

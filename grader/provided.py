@@ -1,0 +1,130 @@
+"""The provided code of a submission: what the handout gave the student, and what they changed of it.
+
+A task names the student's functions (``functions: [Tensor.detach, stop_gradient]``); every other part
+of the submission file is provided code. The handout's provided parts are kept as a fingerprint (a
+digest of each part's syntax tree, ignoring comments, docstrings and formatting), in a file shipped
+beside the spec (:data:`FINGERPRINT_FILE`), because in a student's folder the submission file *is* the
+student's copy. In the trusted grader, :func:`changes` compares a submission with the fingerprint.
+
+Parts: each top-level function (``stop_gradient``), each method (``Tensor.backward``), each class's own
+statements (``Tensor`` class body: its attributes), and the module's other top-level statements
+(imports, globals) as one part, ``module-level code``. Pure functions over source text.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+
+from grader.digests import sha256
+from grader.results import ProvidedChange
+
+FINGERPRINT_FILE = "provided.json"
+FORMAT = 1
+MODULE_LEVEL = "module-level code"
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str         # "Tensor.backward", "Tensor" (its class body), "module-level code"
+    first_line: int
+    last_line: int
+    digest: str
+
+
+def parts(source: str, student: tuple[str, ...] = ()) -> dict[str, Part]:
+    """The provided parts of ``source``: everything but the ``student`` functions. Raises SyntaxError."""
+    tree = ast.parse(source)
+    found: dict[str, Part] = {}
+    loose: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name not in student:
+                found[node.name] = _part(node.name, node)
+        elif isinstance(node, ast.ClassDef):
+            body: list[ast.stmt] = []
+            for child in node.body:
+                qualified = f"{node.name}.{getattr(child, 'name', '')}"
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if qualified not in student:
+                        found[qualified] = _part(qualified, child)
+                elif not _is_docstring(child):
+                    body.append(child)
+            found[node.name] = _part(node.name, node, body)
+        elif not _is_docstring(node):
+            loose.append(node)
+    if loose:
+        found[MODULE_LEVEL] = Part(MODULE_LEVEL, loose[0].lineno, loose[-1].end_lineno or loose[-1].lineno,
+                                   _digest(loose))
+    return found
+
+
+def fingerprint(handout: str, student: tuple[str, ...]) -> str:
+    """The fingerprint file's text for a handout whose task functions are ``student``."""
+    provided = {name: {"digest": part.digest, "lines": [part.first_line, part.last_line]}
+                for name, part in parts(handout, student).items()}
+    return json.dumps({"format": FORMAT, "student_functions": list(student), "parts": provided},
+                      indent=2) + "\n"
+
+
+def read_fingerprint(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """(student functions, digest of each provided part) from a fingerprint file's text; ValueError
+    when it is not one."""
+    document = json.loads(text)
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValueError(f"not a fingerprint of format {FORMAT}")
+    student = document["student_functions"]
+    provided = {name: entry["digest"] for name, entry in document["parts"].items()}
+    if not all(isinstance(name, str) for name in student) or not all(
+            isinstance(name, str) and isinstance(digest, str) for name, digest in provided.items()):
+        raise ValueError("malformed fingerprint")
+    return tuple(student), provided
+
+
+def changes(submission: str, student: tuple[str, ...], handout: dict[str, str]) -> tuple[ProvidedChange, ...]:
+    """What the submission changed or removed of the handout's provided parts (``handout``: each
+    part's digest), in the handout's order. Parts the student added are theirs: not reported."""
+    try:
+        mine = parts(submission, student)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()  # a file that does not parse is reported as such, not as a changed engine
+    found = []
+    for name, digest in handout.items():
+        part = mine.get(name)
+        if part is None:
+            found.append(ProvidedChange(name, "removed", None, None))
+        elif part.digest != digest:
+            found.append(ProvidedChange(name, "changed", part.first_line, part.last_line))
+    return tuple(found)
+
+
+def _part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+          body: list[ast.stmt] | None = None) -> Part:
+    """A function or method whole (its docstring aside); for a class, only its own statements (its
+    name, bases, keywords, decorators and non-method body), since each method is a part of its own."""
+    if body is None:
+        normal: list[ast.AST] = [_without_docstring(node)]
+    else:
+        assert isinstance(node, ast.ClassDef)
+        normal = [ast.Name(id=node.name), *node.bases, *node.keywords, *node.decorator_list, *body]
+    return Part(name, node.lineno, node.end_lineno or node.lineno, _digest(normal))
+
+
+def _without_docstring(node: ast.AST) -> ast.AST:
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and _is_docstring(body[0]):
+        clone = ast.parse(ast.unparse(node)).body[0]
+        clone.body = clone.body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+        return clone
+    return node
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _digest(nodes: list) -> str:
+    # The dump without positions: the same code in another layout, or with other comments, is equal.
+    text = "\n".join(ast.dump(node, annotate_fields=True, include_attributes=False) for node in nodes)
+    return sha256(text.encode()).hexdigest()[:32]

@@ -1,0 +1,106 @@
+"""``grader release``: build the student handout zip, and prove it leaks nothing.
+
+The handout is the exercise folder (the submission file as students start from it, the README, the
+public scenarios and their spec, and anything else in the folder but caches and dotfiles), as a zip
+under ``<assignment id>/``. Nothing is written when :func:`grader.leaks.find_leaks` finds a secret in a
+file, or when the audit's basic guarantees fail (the reference earns every point on every seed, the
+handout none): :class:`ReleaseRefused` lists every problem.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.audit.verdicts import FindingKind
+from grader.errors import GraderError
+from grader.leaks import find_leaks, secrets_of
+
+# The audit's findings that make a release refuse: the reference is not full, the handout earns points.
+BASIC_GUARANTEES = (FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS)
+SKIPPED = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.py[co]$")   # caches and dotfiles are never released
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)   # fixed: the same folder gives the same zip, byte for byte
+
+
+class ReleaseRefused(GraderError):
+    """The handout was not built; ``problems`` says why, one line each."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def zip_bytes(prefix: str, files: list[tuple[str, bytes]]) -> bytes:
+    """A deterministic zip of ``files`` under ``prefix/`` (sorted, fixed dates and modes)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path, content in sorted(files):
+            info = zipfile.ZipInfo(f"{prefix}/{path}", _ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, content)
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------- shell
+
+@dataclass(frozen=True)
+class Released:
+    out: Path
+    files: tuple[str, ...]
+    seeds: int
+
+
+def release(assignment_dir: Path, out: Path, *, solutions_dir: Path | None = None, seeds: int = 20,
+            jobs: int = 1, on_progress=lambda progress: None) -> Released:
+    """Check and build the handout zip of the assignment in ``assignment_dir`` (see the module doc)."""
+    from grader.audit.run import AuditOptions, load_audited, run_audit, scenario_texts
+    from grader.visibility import Visibility
+
+    assignment, solutions = load_audited(assignment_dir, solutions_dir)
+    released = list(_folder_files(assignment_dir))
+    hidden_specs = [s for s in assignment.scenarios if s.visibility is Visibility.HIDDEN]
+    hidden_files = {s.file for s in hidden_specs}
+    texts = scenario_texts(assignment)
+    hidden_file = next(((path, text) for path, text in texts.items() if path in hidden_files), None)
+    reference_path = solutions / assignment.submission
+    reference = (str(reference_path), reference_path.read_text(encoding="utf-8"))
+    names = [name for task in assignment.tasks for name in task.functions]
+    solution_files = [(str(p.relative_to(solutions.parent)), p.read_bytes()) for p in sorted(solutions.rglob("*"))
+                      if p.is_file() and not SKIPPED.search(str(p.relative_to(solutions)))]
+    secrets = secrets_of([(s.id, s.title) for s in hidden_specs], hidden_file, reference, names, solution_files)
+    problems = [str(leak) for leak in find_leaks(released, secrets)]
+    report = run_audit(AuditOptions(assignment_dir, solutions_dir=solutions, seeds=seeds, jobs=jobs, mutants=False),
+                       on_progress)
+    problems += [f"audit: {finding.message}" for finding in report.analysis.findings
+                 if finding.kind in BASIC_GUARANTEES]
+    if problems:
+        raise ReleaseRefused(problems)
+    _write_atomically(out, zip_bytes(assignment.id, released))
+    return Released(out, tuple(path for path, _ in sorted(released)), seeds)
+
+
+def _write_atomically(path: Path, content: bytes) -> None:
+    """A reader sees the old zip or the new one, never half of one."""
+    import os
+    import tempfile
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _folder_files(folder: Path) -> Iterator[tuple[str, bytes]]:
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if path.is_file() and not SKIPPED.search(relative):
+            yield relative, path.read_bytes()
