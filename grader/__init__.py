@@ -12,7 +12,13 @@ Heavy modules load lazily, so ``import grader`` stays cheap for the sandbox and 
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__", "load_assignment", "grade_submission"]
+__all__ = ["__version__", "load_assignment", "grade_submission", "load_ipython_extension"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext grader`` in Jupyter: the ``%grader check`` magic (see grader.notebook)."""
+    from grader.notebook import load_ipython_extension as load
+    load(ipython)
 
 
 def __getattr__(name):

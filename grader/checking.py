@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
+from grader.formats import ReadContext
 from grader.loading import Loading, load, read_plan
 from grader.runner import Run, execute, judge_run, new_seed
 from grader.sandbox.landlock import abi_version
@@ -62,9 +63,10 @@ def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbo
               cwd: Path | None = None) -> Checked:
     """Grade FILE on the assignment's public scenarios in ``sandbox`` (which the caller closes)."""
     cwd = cwd or Path.cwd()
-    plan = read_plan(assignment_folder(file, assignment_dir, cwd), cache=trusted_cache())
+    cache = trusted_cache()
+    plan = read_plan(assignment_folder(file, assignment_dir, cwd), cache=cache)
     path = submission_file(file, plan, cwd)
-    submission = read_submission(path, plan.forbidden_imports)
+    submission = read_submission(path, plan.forbidden_imports, ReadContext.of(plan, cache))
     seed = new_seed() if seed is None else seed
     if submission.problem is not None:
         assignment = load(plan)

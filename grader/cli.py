@@ -80,12 +80,15 @@ _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="Reproduce a run: the seed it printed.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show the isolation achieved and the timings.")
+@click.option("--watch", is_flag=True, help="Check again every time FILE (or the assignment) is saved, in a warm "
+                                            "sandbox, until Ctrl-C.")
 @click.pass_context
 def check(context: click.Context, file: Path | None, assignment_dir: Path | None, output_format: str,
-          as_json: bool, seed: int | None, junit: Path | None, verbose: bool) -> None:
+          as_json: bool, seed: int | None, junit: Path | None, verbose: bool, watch: bool) -> None:
     """Check FILE (default: the assignment's submission file here) on the public scenarios.
 
-    Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug.
+    Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug, 130 Ctrl-C
+    (how --watch ends).
     """
     # The sandbox's interpreter loads numpy while we load the assignment.
     with _errors_to_exit_codes(context), _session(context).take_sandbox() as sandbox:
@@ -93,6 +96,8 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
         if junit is not None:
             _writable(junit, "--junit")
+        if watch:
+            _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox)
         checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
         result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
@@ -219,6 +224,21 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
 
         document = run_in_gradescope(root or default_root(), hidden_visibility, seed=seed, log=click.echo)
         click.echo(f"Score: {document['score']:g}")
+
+
+def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, output_format: str, as_json: bool,
+           junit: Path | None, verbose: bool, sandbox: Sandbox) -> None:
+    """``check --watch``: until Ctrl-C (a KeyboardInterrupt, exit status 130)."""
+    from grader.errors import UsageError
+    from grader.runner import new_seed
+    from grader.watch import console_view, watch
+
+    if as_json or output_format != "console" or junit is not None:
+        raise UsageError("--watch shows the console report: leave out --json, --format and --junit")
+    colours = sys.stdout.isatty()
+    watch(file, assignment_dir, seed=new_seed() if seed is None else seed, sandbox=sandbox,
+          show=lambda text: click.echo(text, nl=False, color=colours),
+          render=console_view(colours=colours, verbose=verbose), clear=colours)
 
 
 def _count(number: int, noun: str) -> str:

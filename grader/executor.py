@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from grader.formats import ReadContext
 from grader.results import SubmissionResult
 from grader.runner import Run, execute, judge_run
 from grader.sandbox.launcher import Sandbox
@@ -64,7 +65,7 @@ def grade_lent(path: Path, assignment: Assignment, lend: Lend, *, seed: int, sco
     """Grade one submission, borrowing a sandbox (``with lend() as sandbox``) only while its programs
     run: it is handed back, ready for the next submission, before this one is judged, so sandboxes
     never wait for the grader. A file that cannot run borrows none."""
-    submission = read_submission(path, assignment.forbidden_imports)
+    submission = read_submission(path, assignment.forbidden_imports, ReadContext.of(assignment))
     if submission.problem is not None:
         return judge_run(Run(submission, seed, scope, error=submission.problem), assignment)
     with lend() as sandbox:

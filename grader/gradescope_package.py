@@ -72,7 +72,9 @@ sys.exit(sys.prefix != sys.base_prefix
          or not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
     flags+=(--break-system-packages)
 fi
-"$python" -m pip install --disable-pip-version-check ${flags[@]+"${flags[@]}"} "$here"/wheels/*.whl
+# With the notebook extra (nbformat), so that students may upload autodiff.ipynb as well.
+wheel="$(ls "$here"/wheels/*.whl)[notebook]"
+"$python" -m pip install --disable-pip-version-check ${flags[@]+"${flags[@]}"} "$wheel"
 """
 
 RUN_AUTOGRADER = """\

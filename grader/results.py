@@ -67,6 +67,7 @@ class ProvidedChange:
     kind: str                 # "changed" or "removed"
     first_line: int | None    # where it is in the submission (None: removed)
     last_line: int | None
+    where: str | None = None  # the same as the student finds it in a notebook: "cell 4, lines 30-69"
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class SubmissionResult:
     import_stderr: str = ""
     student_id: str | None = None  # whose it is, in a batch (None for grader check)
     provided_changes: tuple[ProvidedChange, ...] = ()  # parts of the provided engine it changed
+    warnings: tuple[str, ...] = ()  # what the submission's format left out (a notebook's magics, say)
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -114,6 +116,7 @@ class SubmissionResult:
         data["visibility"] = self.visibility.value
         data["isolation"], data["timings"] = list(self.isolation), dict(self.timings)
         data["provided_changes"] = [_fields_of(change) for change in self.provided_changes]
+        data["warnings"] = list(self.warnings)
         return data
 
     @classmethod
@@ -129,7 +132,8 @@ class SubmissionResult:
             for s in data["scenarios"])
         return cls(**{**data, "scenarios": scenarios, "tasks": tuple(TaskScore(**t) for t in data["tasks"]),
                       "visibility": Scope(data["visibility"]), "isolation": tuple(data["isolation"]),
-                      "provided_changes": tuple(ProvidedChange(**c) for c in data.get("provided_changes", ()))})
+                      "provided_changes": tuple(ProvidedChange(**c) for c in data.get("provided_changes", ())),
+                      "warnings": tuple(data.get("warnings", ()))})
 
 
 def _fields_of(record) -> dict:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import grader
 from grader import commands
+from grader.formats import ReadContext
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox.launcher import Sandbox
 from grader.spec import Assignment, Plan, ScenarioPlan
@@ -28,7 +29,7 @@ from grader.submission import Submission, read_submission
 from grader.visibility import Scope, Visibility
 
 if TYPE_CHECKING:
-    from grader.results import ScenarioResult, SubmissionResult
+    from grader.results import ProvidedChange, ScenarioResult, SubmissionResult
 
 # Judging's modules (judge, results, scoring) are imported where judging starts, not above:
 # `grader check` sends the sandbox its job before it needs them, and its loader thread imports
@@ -72,7 +73,8 @@ def grade_submission(submission: str | Path | Submission, assignment: Assignment
     and it is left ready for the next submission. Without it, one is started and closed here.
     """
     if not isinstance(submission, Submission):
-        submission = read_submission(Path(submission), assignment.forbidden_imports)
+        submission = read_submission(Path(submission), assignment.forbidden_imports,
+                                     ReadContext.of(assignment))
     seed = new_seed() if seed is None else seed
     scope = Scope(scope)
     if submission.problem is not None:
@@ -186,6 +188,8 @@ def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
             results.append(scenario_result(spec, Status.NOT_RUN, Feedback(
                 why, stdout=failed_import.stdout, stderr=failed_import.stderr,
                 traceback=failed_import.error.traceback if failed_import.error else None)))
+    if run.submission.locate is not None:
+        results = [_relocated(result, run.submission) for result in results]
     error = run.error
     if run.forbidden:
         error = (f"{run.submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
@@ -193,10 +197,34 @@ def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
     return _result(assignment, run, tuple(results), error)
 
 
+def _relocated(result: ScenarioResult, submission: Submission) -> ScenarioResult:
+    """A result whose traceback names the student's file and place (``File "autodiff.ipynb", cell 7,
+    line 3``) instead of the module the sandbox imported."""
+    traceback = result.feedback.traceback
+    if not traceback or submission.locate is None:
+        return result
+    from grader.formats.line_map import relocate_traceback
+    locate = submission.locate
+    where = relocate_traceback(traceback, submission.module_file, lambda line: f"{submission.name}, {locate(line)}")
+    return replace(result, feedback=replace(result.feedback, traceback=where))
+
+
+def _placed(change: ProvidedChange, locate: Callable[[int], str]) -> ProvidedChange:
+    """A changed part with where the student finds it (``cell 4, lines 30-69``)."""
+    if change.first_line is None or change.last_line is None:
+        return change
+    first, last = locate(change.first_line), locate(change.last_line)
+    cell, _, line = first.rpartition(", line ")
+    same_cell = cell and last.startswith(f"{cell}, line ")
+    where = first if first == last else (f"{cell}, lines {line}-{last.rpartition(', line ')[2]}" if same_cell
+                                         else f"{first} to {last}")
+    return replace(change, where=where)
+
+
 def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, ...],
             error: str | None) -> SubmissionResult:
     from grader.provided import changes
-    from grader.results import ProvidedChange, SubmissionResult
+    from grader.results import SubmissionResult
     from grader.scoring import task_scores, total
     score, max_score = total(scenarios)
     if error is not None:
@@ -208,9 +236,12 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
     changed: tuple[ProvidedChange, ...] = ()
     if assignment.provided and run.submission.module_text is not None:
         changed = changes(run.submission.module_text, assignment.student_functions, dict(assignment.provided))
+        if run.submission.locate is not None:
+            changed = tuple(_placed(change, run.submission.locate) for change in changed)
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,
         max_score=max_score, tasks=task_scores(assignment, scenarios), scenarios=scenarios,
         grader_version=grader.__version__, isolation=run.isolation, timings=timings, error=error,
-        import_stdout=run.import_output[0], import_stderr=run.import_output[1], provided_changes=changed)
+        import_stdout=run.import_output[0], import_stderr=run.import_output[1], provided_changes=changed,
+        warnings=run.submission.warnings)

@@ -59,6 +59,9 @@ PUBLIC_FIELDS = {
     "memory_limit_mb": Field((int,), default=1024, describe="MiB of address space per process", check=_at_least(64)),
     "output_limit_kb": Field((int,), default=64, describe="KiB of stdout/stderr kept per scenario", check=_at_least(1)),
     "forbidden_imports": Field((list,), default=(), describe="a list of module names"),
+    "notebook_cells": Field((str,), default="definitions",
+                            describe="definitions or all: which top-level code of a notebook submission is graded",
+                            check=lambda v: None if v in ("definitions", "all") else "must be definitions or all"),
     "tasks": Field((list,), True, describe="a list of tasks, each with id and title"),
     "scenarios": Field((list,), True, describe="a list of scenarios"),
 }
@@ -143,6 +146,7 @@ class Plan:
     digest: str  # sha256 over every spec and scenario file: a regrade reproduces only when equal
     files: tuple[AssignmentFile, ...] = field(repr=False, default=())  # what a remote worker needs
     hidden_directory: Path | None = None
+    notebook_cells: str = "definitions"  # "all": a notebook's every cell runs, as Jupyter's Run All
     # The handout's provided parts (name, digest of its syntax tree), from provided.json: what a
     # submission's engine is compared with. Empty when the assignment ships no fingerprint.
     provided: tuple[tuple[str, str], ...] = field(repr=False, default=())
@@ -230,7 +234,8 @@ def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidde
     parts = _provided(provided, tasks)
     return Plan(id=top["id"], title=top["title"], submission=top["submission"], directory=directory,
                 tasks=tuple(tasks), scenarios=scenarios, limits=limits, forbidden_imports=forbidden,
-                total_points=total, digest=digest, files=files, hidden_directory=hidden_directory, provided=parts)
+                total_points=total, digest=digest, files=files, hidden_directory=hidden_directory, provided=parts,
+                notebook_cells=top["notebook_cells"])
 
 
 def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str], ...]:

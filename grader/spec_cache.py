@@ -71,6 +71,15 @@ class SpecCache:
         self._remember("scenarios", text, stamp, list(records))
         return records
 
+    def recall(self, kind: str, text: str, stamp: str):
+        """The JSON value another reader kept for exactly ``text`` made by what ``stamp`` names (the
+        notebook schema's compiled validator, say), or None."""
+        return self._recall(kind, text, stamp, lambda value: value)
+
+    def remember(self, kind: str, text: str, stamp: str, value) -> None:
+        """Keep ``value`` (JSON) for ``text`` and ``stamp``; silently nothing when it cannot be kept."""
+        self._remember(kind, text, stamp, value)
+
     def entry(self, kind: str, text: str) -> Path:
         data = text.encode("utf-8", "surrogatepass")
         return self.folder / f"{kind}-{zlib.crc32(data):08x}-{len(data)}.json"  # a clash only costs a parse

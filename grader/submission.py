@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
 
-from grader.formats import FormatProblem, ModuleSource, format_of, suffixes
+from grader.formats import FormatProblem, ModuleSource, ReadContext, format_of, suffixes
 
 MAX_SUBMISSION_BYTES = 1_000_000  # of the module's source, in every format
 
@@ -45,8 +45,10 @@ class Submission:
         return self.path.name
 
 
-def read_submission(path: Path, forbidden: tuple[str, ...] = ()) -> Submission:
-    """Read ``path`` and check it; never raises for anything about the file itself."""
+def read_submission(path: Path, forbidden: tuple[str, ...] = (), context: ReadContext | None = None) -> Submission:
+    """Read ``path`` and check it; never raises for anything about the file itself. ``context``:
+    what its format may need of the assignment (its id, a trusted cache); ``forbidden`` is its."""
+    context = ReadContext(forbidden=forbidden) if context is None else replace(context, forbidden=forbidden)
     path = Path(path)
     name = path.name
     unreadable = Submission(path, None, path.stem, name)
@@ -65,7 +67,7 @@ def read_submission(path: Path, forbidden: tuple[str, ...] = ()) -> Submission:
         return _with(unreadable, f"{name} could not be read: {error.strerror}")
     read = Submission(path, data, path.stem, name)
     try:
-        module = kind.read(path, data)
+        module = kind.read(path, data, context)
     except FormatProblem as problem:
         return _with(read, str(problem))
     return _checked(read, module, forbidden)
@@ -82,18 +84,20 @@ def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...])
     if encoded > MAX_SUBMISSION_BYTES:
         return _with(submission, f"{read.name} holds {encoded:,} bytes of code; a submission may hold at most "
                                  f"{MAX_SUBMISSION_BYTES:,}")
-    name = module.filename
+    # A format with a line map (a notebook) is named as the student knows it: autodiff.ipynb, cell 7, line 3.
+    name = read.name if module.locate is not None else module.filename
     try:
         # Compiled, not just parsed: the errors Python would raise at import (a module-level
         # `return` too), and bytecode to glance at before walking any syntax tree.
-        code = compile(module.text, name, "exec", dont_inherit=True, optimize=0)  # as the sandbox would: no -O
+        # As the sandbox would (no -O), under the name its tracebacks show.
+        code = compile(module.text, module.filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as error:
         return _with(submission, format_syntax_error(error, name, module.locate))
     except (ValueError, RecursionError, MemoryError) as error:
         return _with(submission, f"{name} cannot be parsed: {error}")
     found = []
     if _mentions(code, forbidden):
-        found = forbidden_imports(ast.parse(module.text, filename=name), forbidden)
+        found = forbidden_imports(ast.parse(module.text, filename=module.filename), forbidden)
     if found:
         line, imported = found[0]
         return _with(submission, f"{_where(name, line, module.locate)}: imports {imported!r}, which this assignment "

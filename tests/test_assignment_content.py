@@ -1,8 +1,9 @@
 """The autodiff assignment's content, graded through the library in real sandboxes.
 
 The reference solution earns 100/100, the untouched stub 0 with "not implemented yet" everywhere, each buggy
-fixture (made by tests/fixtures/make_buggy.py, one planted bug each) fails exactly the scenarios listed below with the
-misconception named, and the randomized scenarios reject an answer computed for other inputs.
+fixture (made by tests/fixtures/make_buggy.py, one planted bug each) fails exactly the scenarios listed below with
+its own misconception named and costs points only in its own task, and the randomized scenarios reject an answer
+computed for other inputs.
 """
 import ast
 import importlib.util
@@ -23,59 +24,59 @@ REFERENCE = ROOT / "solutions" / "autodiff" / "autodiff.py"
 STUB = ROOT / "exercises" / "autodiff" / "autodiff.py"
 SEED = 1   # randomized scenarios draw their inputs from it; the table below holds for this seed
 
-# fixture -> (scenarios that must fail, a substring of the misconception one of them must name; None for a
-# bug planted in the provided engine, which must fail at least one "engine" scenario instead)
+# fixture -> (the scenarios it fails, the provided parts it changes). Each fixture is the named mutant of the
+# same id in solutions/autodiff/mutants.yaml: its task, and the misconceptions that describe it, are there.
 EXPECTED = {
     'detach_clears_y_history': (['d2l_detach_keeps_y_graph', 'detach_properties', 'random_d2l_detach'],
-        'detach() changed y itself (its requires_'),
-    'detach_requires_grad_true': (['detach_properties', 'detached_gets_no_grad', 'backward_of_detached_raises', 'detach_of_leaf_keeps_leaf', 'stop_gradient_in_backward'],
-        'the detached tensor has requires_grad=Tr'),
-    'detach_returns_self': (['d2l_detach_dz_dx', 'd2l_detach_keeps_y_graph', 'detach_properties', 'detached_gets_no_grad', 'stop_gradient_on_tape', 'd2l_persistent_tape', 'backward_of_detached_raises', 'x_times_detached_x', 'detach_of_leaf_keeps_leaf', 'detached_requires_grad_is_new_leaf', 'stop_gradient_in_backward', 'stop_gradient_nested_tapes', 'random_d2l_detach', 'random_stop_gradient_mix', 'random_persistent_tape'],
-        'gradient flowed through the detached val'),
-    'detach_shallow_copy': (['d2l_detach_dz_dx', 'detach_properties', 'detached_gets_no_grad', 'backward_of_detached_raises', 'detach_of_leaf_keeps_leaf', 'detached_requires_grad_is_new_leaf', 'stop_gradient_in_backward', 'random_d2l_detach'],
-        'gradient flowed through the detached val'),
+        []),
+    'detach_requires_grad_true': (['detach_properties', 'stop_gradient_on_tape', 'detached_gets_no_grad', 'backward_of_detached_raises', 'detach_of_leaf_keeps_leaf', 'stop_gradient_in_backward'],
+        []),
+    'detach_returns_self': (['d2l_detach_dz_dx', 'd2l_detach_keeps_y_graph', 'detach_properties', 'stop_gradient_on_tape', 'detached_gets_no_grad', 'backward_of_detached_raises', 'x_times_detached_x', 'detach_of_leaf_keeps_leaf', 'detached_requires_grad_is_new_leaf', 'stop_gradient_in_backward', 'stop_gradient_nested_tapes', 'random_d2l_detach', 'random_stop_gradient_mix'],
+        []),
+    'detach_shallow_copy': (['d2l_detach_dz_dx', 'detach_properties', 'stop_gradient_on_tape', 'detached_gets_no_grad', 'backward_of_detached_raises', 'detach_of_leaf_keeps_leaf', 'detached_requires_grad_is_new_leaf', 'stop_gradient_in_backward', 'random_d2l_detach'],
+        []),
     'detach_turns_off_y_requires_grad': (['d2l_detach_keeps_y_graph', 'detach_properties', 'x_times_detached_x', 'detach_of_leaf_keeps_leaf', 'random_d2l_detach'],
-        'detach() changed y itself (its requires_'),
-    'engine_exponential_backward': (['engine_long_chain_linear_time'],
-        None),
-    'engine_frees_every_record': (['d2l_detach_keeps_y_graph', 'engine_two_graphs_accumulate', 'random_d2l_detach'],
-        "y's graph was gone after the first backw"),
-    'engine_mul_backward_swapped': (['d2l_detach_dz_dx', 'd2l_persistent_tape', 'non_persistent_second_call_raises', 'one_call_with_list_of_sources', 'engine_retain_graph_accumulates', 'engine_two_graphs_accumulate', 'engine_basic_rules', 'engine_numbers_on_either_side', 'engine_diamond_and_double_add', 'engine_broadcasting', 'engine_d2l_control_flow', 'detached_gets_no_grad', 'stop_gradient_in_backward', 'stop_gradient_nested_tapes', 'random_d2l_detach', 'random_stop_gradient_mix', 'nested_tapes_x_cubed', 'watched_and_unwatched', 'persistent_calls_independent', 'tuple_call_then_raises', 'random_persistent_tape', 'random_non_persistent', 'engine_random_broadcasting', 'engine_random_control_flow'],
-        None),
+        []),
+    'engine_exponential_backward': (['engine_long_chain_linear_time', 'engine_deep_chain'],
+        ['Tensor.backward']),
+    'engine_frees_every_record': (['engine_two_graphs_accumulate', 'engine_backward_contract'],
+        ['_make', 'Tensor.backward', 'module-level code']),
+    'engine_mul_backward_swapped': (['d2l_persistent_tape', 'non_persistent_second_call_raises', 'one_call_with_list_of_sources', 'engine_basic_rules', 'engine_numbers_on_either_side', 'engine_retain_graph_accumulates', 'engine_two_graphs_accumulate', 'engine_diamond_and_double_add', 'engine_broadcasting', 'engine_d2l_control_flow', 'engine_tape_records', 'stop_gradient_nested_tapes', 'random_stop_gradient_mix', 'nested_tapes_x_cubed', 'persistent_calls_independent', 'tape_leaves_backward_alone', 'tuple_call_then_raises', 'random_persistent_tape', 'random_non_persistent', 'engine_backward_contract', 'engine_random_broadcasting', 'engine_random_control_flow'],
+        ['Tensor.__mul__']),
     'engine_no_unbroadcast': (['engine_broadcasting', 'engine_random_broadcasting'],
-        None),
+        ['Tensor._sum_to']),
     'engine_radd_missing': (['engine_numbers_on_either_side'],
-        None),
+        ['Tensor.__radd__']),
     'engine_retain_graph_ignored': (['engine_retain_graph_accumulates'],
-        None),
+        ['Tensor.backward']),
     'engine_rsub_wrong': (['engine_numbers_on_either_side'],
-        None),
-    'list_of_sources_counts_as_calls': (['one_call_with_list_of_sources', 'watched_and_unwatched', 'tuple_call_then_raises'],
-        'one gradient() call with a list of sourc'),
+        ['Tensor.__rsub__']),
+    'list_of_sources_counts_as_calls': (['one_call_with_list_of_sources', 'tuple_call_then_raises'],
+        ['GradientTape.gradient']),
     'persistent_accumulates': (['d2l_persistent_tape', 'tf_docs_persistent', 'persistent_calls_independent', 'random_persistent_tape'],
-        "the persistent tape's answers grow from "),
+        ['GradientTape.__init__', 'GradientTape.gradient']),
     'persistent_ignored_always_released': (['d2l_persistent_tape', 'tf_docs_persistent', 'persistent_calls_independent', 'random_persistent_tape'],
-        'the persistent tape refused a second cal'),
+        []),
     'persistent_ignored_never_released': (['non_persistent_second_call_raises', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_non_persistent'],
-        'the non-persistent tape answered a secon'),
+        []),
     'persistent_inverted': (['d2l_persistent_tape', 'non_persistent_second_call_raises', 'tf_docs_persistent', 'persistent_calls_independent', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_persistent_tape', 'random_non_persistent'],
-        'the persistent tape refused a second cal'),
+        []),
     'release_frees_backward_records': (['tape_leaves_backward_alone'],
-        'releasing the tape freed the records bac'),
-    'released_before_first_call': (['stop_gradient_on_tape', 'non_persistent_second_call_raises', 'one_call_with_list_of_sources', 'gradient_after_with_block', 'stop_gradient_nested_tapes', 'random_stop_gradient_mix', 'nested_tapes_x_cubed', 'watched_and_unwatched', 'auto_watch_requires_grad', 'tape_leaves_backward_alone', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_non_persistent'],
-        'the tape had nothing left at its first g'),
+        []),
+    'released_before_first_call': (['non_persistent_second_call_raises', 'one_call_with_list_of_sources', 'gradient_after_with_block', 'nested_tapes_x_cubed', 'tape_leaves_backward_alone', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_non_persistent'],
+        []),
     'second_call_returns_none': (['non_persistent_second_call_raises', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_non_persistent'],
-        'a used-up non-persistent tape returned N'),
+        []),
     'second_call_returns_zeros': (['non_persistent_second_call_raises', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_non_persistent'],
-        'a used-up non-persistent tape returned z'),
-    'stop_gradient_identity': (['stop_gradient_on_tape', 'd2l_persistent_tape', 'stop_gradient_in_backward', 'stop_gradient_nested_tapes', 'random_stop_gradient_mix', 'random_persistent_tape'],
-        'stop_gradient let the gradient through ('),
+        ['GradientTape.gradient']),
+    'stop_gradient_identity': (['stop_gradient_on_tape', 'stop_gradient_in_backward', 'stop_gradient_nested_tapes', 'random_stop_gradient_mix'],
+        []),
     'stop_gradient_not_leaf': (['stop_gradient_on_tape', 'stop_gradient_in_backward', 'stop_gradient_nested_tapes'],
-        'stop_gradient multiplied the gradient by'),
-    'tape_cleared_on_exit': (['stop_gradient_on_tape', 'd2l_persistent_tape', 'non_persistent_second_call_raises', 'one_call_with_list_of_sources', 'gradient_after_with_block', 'stop_gradient_nested_tapes', 'random_stop_gradient_mix', 'tf_docs_persistent', 'nested_tapes_x_cubed', 'watched_and_unwatched', 'auto_watch_requires_grad', 'persistent_calls_independent', 'tape_leaves_backward_alone', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_persistent_tape', 'random_non_persistent'],
-        'the tape had nothing left at its first g'),
+        []),
+    'tape_cleared_on_exit': (['d2l_persistent_tape', 'non_persistent_second_call_raises', 'one_call_with_list_of_sources', 'gradient_after_with_block', 'tf_docs_persistent', 'nested_tapes_x_cubed', 'persistent_calls_independent', 'tape_leaves_backward_alone', 'non_persistent_same_target_raises', 'tuple_call_then_raises', 'random_persistent_tape', 'random_non_persistent'],
+        ['GradientTape.__exit__']),
     'used_tracked_per_target': (['non_persistent_second_call_raises', 'random_non_persistent'],
-        'the non-persistent tape answered a secon'),
+        ['GradientTape.gradient']),
 }
 
 
@@ -123,19 +124,42 @@ def test_exercise_folder_reveals_no_hidden_scenario(assignment):
 def _sentences(path):
     """The module-level string constants of a scenario file (its misconception sentences), read with ast."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.targets[0].id: node.value.value for node in tree.body
+    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+            and node.targets[0].id.isupper() and isinstance(ast.literal_eval(node.value), str)}
 
 
-def test_a_misconception_reads_the_same_in_public_and_hidden_scenarios():
-    # The hidden file cannot import the public one (they live apart), so each keeps its own copy of a
-    # shared sentence: a student must not be told one thing by `grader check` and another by the grade.
-    public = _sentences(ROOT / "exercises" / "autodiff" / "scenarios.py")
-    hidden = _sentences(ROOT / "solutions" / "autodiff" / "hidden_scenarios.py")
+PUBLIC_FILE = ROOT / "exercises" / "autodiff" / "scenarios.py"
+HIDDEN_FILE = ROOT / "solutions" / "autodiff" / "hidden_scenarios.py"
+SENTENCES = {**_sentences(HIDDEN_FILE), **_sentences(PUBLIC_FILE)}
+
+
+def test_each_misconception_has_one_text():
+    # One copy of each sentence: the hidden file cannot import the public one (they live apart, and the audit
+    # reads each file's own constants), so a key both files define must hold the same text in both, and no
+    # two keys may hold one text. A student is told the same thing by `grader check` and by the grade.
+    public, hidden = _sentences(PUBLIC_FILE), _sentences(HIDDEN_FILE)
     shared = public.keys() & hidden.keys()
-    assert len(shared) >= 10
+    assert len(shared) >= 15
     assert {name: hidden[name] for name in shared if hidden[name] != public[name]} == {}
+    by_text = {}
+    for name, text in SENTENCES.items():
+        by_text.setdefault(text, []).append(name)
+    assert [names for names in by_text.values() if len(names) > 1] == []
+
+
+def _named_mutants():
+    import yaml
+    document = yaml.safe_load((ROOT / "solutions" / "autodiff" / "mutants.yaml").read_text(encoding="utf-8"))
+    mutants = {}
+    for mutant in document["mutants"]:
+        given = mutant["misconception"]
+        keys = given if isinstance(given, list) else [given]
+        mutants[mutant["id"]] = (mutant["task"], tuple(mutant.get("may_cost", ())), [SENTENCES[key] for key in keys])
+    return mutants
+
+
+MUTANTS = _named_mutants()
 
 
 def test_stub_scores_zero_with_not_implemented(assignment):
@@ -151,21 +175,36 @@ def test_stub_scores_zero_with_not_implemented(assignment):
 
 def test_every_fixture_is_in_the_table():
     assert sorted(p.stem for p in BUGGY.glob("*.py")) == sorted(EXPECTED)
-    assert len(EXPECTED) >= 20
+    assert len(EXPECTED) >= 25
+    assert set(EXPECTED) <= set(MUTANTS)   # each fixture is a named mutant, with its task and misconceptions
+
+
+def check_fixture_result(name, failed, scores, misconceptions, changed):
+    """What a fixture's result must show, whether it came from the library or from the CLI's JSON:
+    exactly the expected scenarios failed, each misconception named is one that truly describes the bug (and
+    one is named), the bug costs points only in its own task (or a task it may cost, declared), and a change
+    to the provided engine is named as such."""
+    failing, changes = EXPECTED[name]
+    task, may_cost, sentences = MUTANTS[name]
+    assert sorted(failed) == sorted(failing)
+    assert misconceptions and set(misconceptions) <= set(sentences), misconceptions
+    for other, (score, maximum) in scores.items():
+        if other != task and other not in may_cost:
+            assert score == maximum, (other, score)     # a Task 1 bug leaves Task 2 full, and vice versa
+    if task != "engine":
+        assert scores[task][0] < scores[task][1]
+    assert changed == changes
+    if task == "engine":
+        assert changed                                  # an engine edit is named as one
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_buggy_fixture_is_caught(name, assignment):
-    failing, misconception = EXPECTED[name]
     result = _grade(BUGGY / f"{name}.py", assignment)
-    scenarios = _by_id(result)
-    assert sorted(s.id for s in result.scenarios if s.status is not Status.PASSED) == sorted(failing)
-    if misconception is None:   # a bug in the provided engine shows as a failing provided-engine check
-        assert any(scenarios[sid].task == "engine" for sid in failing)
-    else:                       # a task bug costs points and the feedback names the misconception
-        assert result.score < 100
-        named = [scenarios[sid].feedback.misconception or "" for sid in failing]
-        assert any(misconception in text for text in named), named
+    failed = [s for s in result.scenarios if s.status is not Status.PASSED]
+    check_fixture_result(name, [s.id for s in failed], {t.id: (t.score, t.max_score) for t in result.tasks},
+                         [s.feedback.misconception for s in failed if s.feedback.misconception],
+                         [c.name for c in result.provided_changes])
 
 
 def _reference_module():
@@ -176,18 +215,24 @@ def _reference_module():
 
 
 def test_randomized_scenarios_reject_answers_for_other_inputs(assignment):
-    """A hard-coded answer fails: what the reference observes under one seed fails the check under another."""
+    """A hard-coded answer fails: what the reference observes under one seed fails the check under another.
+    A scenario's control (the same program run with the engine only) is computed from the run's own inputs
+    whatever the task code does, so the hard-coded answer is paired with the control of the other seed."""
     reference = _reference_module()
     randomized = [s for s in assignment.scenarios if s.code.make_inputs is not None]
     assert len(randomized) >= 6
+
+    def observed(spec, inputs):   # as the grader would receive it: through the sandbox's encoding
+        return decode(json.dumps(encode(spec.code.program(reference, **inputs))).encode())
     for spec in randomized:
         first, second = spec.code.inputs(1), spec.code.inputs(2)
         assert spec.code.inputs(1).keys() == first.keys()
-        # as the grader would receive it: through the sandbox's encoding (exceptions become Raised records)
-        observed = decode(json.dumps(encode(spec.code.program(reference, **first))).encode())
-        spec.code.check_fn(observed, **first)                  # right for its own inputs
+        answer = observed(spec, first)
+        spec.code.check_fn(answer, **first)                    # right for its own inputs
+        if "control" in answer:
+            answer = {**answer, "control": observed(spec, second)["control"]}
         with pytest.raises(Mismatch):
-            spec.code.check_fn(observed, **second)             # wrong for the other seed's
+            spec.code.check_fn(answer, **second)               # wrong for the other seed's
 
 
 def test_randomized_scenarios_pass_the_reference_under_another_seed(assignment):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.formats.source import FormatProblem, ModuleSource
+from grader.formats.source import FormatProblem, ModuleSource, ReadContext
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,7 @@ class PythonFormat:
     name: str = "Python file"
     max_file_bytes: int = 1_000_000
 
-    def read(self, path: Path, data: bytes) -> ModuleSource:
+    def read(self, path: Path, data: bytes, context: ReadContext) -> ModuleSource:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from grader.spec import Plan
+    from grader.spec_cache import SpecCache
 
 
 class FormatProblem(Exception):
@@ -22,6 +26,25 @@ class ModuleSource:
     locate: Callable[[int], str] | None = field(default=None, compare=False)
 
 
+@dataclass(frozen=True)
+class ReadContext:
+    """What a format may need to know of the assignment it reads a submission for."""
+
+    assignment: str | None = None          # its id: a notebook names the assignment it belongs to
+    forbidden: tuple[str, ...] = ()        # its forbidden imports (a notebook keeps those it would drop)
+    # Which notebook statements are graded: "definitions" (the default) or "all" (every cell, as
+    # "Run All"): assignment.yaml's `notebook_cells`.
+    notebook_cells: str = "definitions"
+    # A cache the grader trusts (grader check's, see checking.trusted_cache), or None: compute.
+    cache: SpecCache | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, plan: Plan, cache: SpecCache | None = None) -> ReadContext:
+        """What ``plan``'s submissions are read with."""
+        return cls(assignment=plan.id, forbidden=plan.forbidden_imports, notebook_cells=plan.notebook_cells,
+                   cache=cache)
+
+
 class Format(Protocol):
     @property
     def name(self) -> str: ...
@@ -31,6 +54,6 @@ class Format(Protocol):
         """What is read at all; the module text has the submission's own limit."""
         ...
 
-    def read(self, path: Path, data: bytes) -> ModuleSource:
+    def read(self, path: Path, data: bytes, context: ReadContext) -> ModuleSource:
         """The module the file holds, or :class:`FormatProblem`."""
         ...

@@ -31,6 +31,7 @@ from grader.visibility import Scope, Visibility
 
 _COLOURS = {"pass": "green", "fail": "red", "dim": "bright_black", "bold": None}
 SHOWN_OUTPUT_LINES = 8   # of a scenario's captured stdout or stderr, without verbose
+SHOWN_WARNINGS = 8        # of the lines a notebook left out, without verbose
 SAME_CAUSE = 3           # failures with one and the same message, explained once
 
 
@@ -51,6 +52,8 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
     if verbose:
         out += wrap(f"Isolation: {', '.join(result.isolation) or 'none reported'}; timings: "
                     + ", ".join(f"{k} {v:.3f} s" for k, v in result.timings.items()))
+    if result.warnings:
+        out += ["", *_not_graded(result, wrap, verbose)]
     if result.error:
         out += ["", style("This submission could not be graded:", "fail"), *wrap(result.error, "   ")]
     notice = provided_notice(result)
@@ -191,6 +194,23 @@ def _footer(result: SubmissionResult) -> str:
 
 def _code(text: str) -> list[str]:
     return ["       " + line if line else "" for line in text.rstrip().splitlines()]
+
+
+def _not_graded(result: SubmissionResult, wrap: _Wrapper, verbose: bool) -> list[str]:
+    """The lines the submission's format left out (a notebook's), each wrapped under a heading."""
+    count = len(result.warnings)
+    lines = wrap(f"{count} part{'s' * (count != 1)} of {_name(result)} {'are' if count != 1 else 'is'} not graded "
+                 "(they run in Jupyter only):")
+    shown = result.warnings if verbose or count <= SHOWN_WARNINGS else result.warnings[:SHOWN_WARNINGS]
+    for warning in shown:
+        lines += wrap(warning, "  - ", "      ")
+    if len(shown) < count:
+        lines.append(f"      ... {count - len(shown)} more (grader check -v shows them all)")
+    return lines
+
+
+def _name(result: SubmissionResult) -> str:
+    return result.submission.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _capped(lines: list[str], verbose: bool) -> list[str]:

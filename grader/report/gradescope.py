@@ -25,7 +25,15 @@ from __future__ import annotations
 
 import json
 
-from grader.report.text import engine_may_be_the_cause, explain, import_output, one_line, points, provided_notice
+from grader.report.text import (
+    engine_may_be_the_cause,
+    explain,
+    import_output,
+    not_graded,
+    one_line,
+    points,
+    provided_notice,
+)
 from grader.results import ScenarioResult, SubmissionResult
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
 
@@ -106,6 +114,9 @@ def _summary(result: SubmissionResult, hidden_visibility: str) -> str:
     notice = provided_notice(result)
     if notice:
         lines += ["", notice]
+    left_out = not_graded(result)
+    if left_out:
+        lines += ["", left_out]
     printed = import_output(result)
     if printed:
         lines += ["", printed]

@@ -81,6 +81,8 @@ def provided_notice(result: SubmissionResult) -> str:
     for change in result.provided_changes[:SHOWN_CHANGES]:
         if change.kind == "removed":
             named.append(f"removed `{change.name}`")
+        elif change.where is not None:
+            named.append(f"`{change.name}` ({change.where})")
         elif change.first_line == change.last_line:
             named.append(f"`{change.name}` (line {change.first_line})")
         else:
@@ -96,6 +98,14 @@ def provided_notice(result: SubmissionResult) -> str:
 def engine_may_be_the_cause(result: SubmissionResult, scenario: ScenarioResult) -> bool:
     """A task scenario that did not pass while the provided engine was changed."""
     return bool(result.provided_changes) and not scenario.passed and scenario.max_points > 0
+def not_graded(result: SubmissionResult) -> str:
+    """What the submission's format left out (a notebook's magics, demonstration code), one line
+    each under a heading ("" when nothing)."""
+    if not result.warnings:
+        return ""
+    count = len(result.warnings)
+    return "\n".join([f"{count} part{'s' * (count != 1)} of the file {'are' if count != 1 else 'is'} not graded "
+                      f"(they run in Jupyter only):", *(f"    {warning}" for warning in result.warnings)])
 
 
 def one_line(result: SubmissionResult) -> str:
