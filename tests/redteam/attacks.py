@@ -11,8 +11,8 @@ reference solution), ``@PORT@`` and ``@UDP@`` (TCP and UDP ports the test listen
 127.0.0.1), ``@UNIX@`` (a pathname Unix socket the test listens on, in a folder anyone may reach),
 ``@ABSTRACT@`` (an abstract Unix socket's name), ``@ID@`` (the attack's id).
 
-Attacks that only misbehave in one scenario check ``sys._getframe(1).f_code.co_name`` (the program
-that called them): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.
+Attacks that only misbehave in one scenario look for the program's frame among their callers (the
+program calls them directly, or through ``attempt`` and its lambdas): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.
 Attacks that would earn points if they worked (reading the solution, a forbidden import) install
 the reference engine when they succeed, so a hole shows up as a score, not just as a printout.
 """
@@ -34,7 +34,11 @@ _SLOTS = {
     "tape": '        raise NotImplementedError("Task 2: implement GradientTape._take_records_for_call")',
 }
 # Prefix of the attacks that fire in one scenario only (indented like the snippets it prefixes).
-ONCE = textwrap.indent('import sys\nif sys._getframe(1).f_code.co_name != "d2l_detach_dz_dx":\n'
+ONCE = textwrap.indent('import sys\n'
+                       '_caller = sys._getframe(1)\n'
+                       'while _caller is not None and _caller.f_code.co_name != "d2l_detach_dz_dx":\n'
+                       '    _caller = _caller.f_back\n'
+                       'if _caller is None:\n'
                        '    raise NotImplementedError("not here")\n', " " * 8)
 
 
@@ -421,7 +425,11 @@ SNOOPING = [
         _backward = Tensor.backward
 
         def _peeking_backward(self, *args, **kwargs):
-            if sys._getframe(1).f_code.co_name == "engine_d2l_control_flow":  # the last public one to run
+            callers, frame = set(), sys._getframe(1)
+            while frame is not None:
+                callers.add(frame.f_code.co_name)
+                frame = frame.f_back
+            if "engine_d2l_control_flow" in callers:  # the last public one to run
                 for fd in _KEPT:
                     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
                     fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
