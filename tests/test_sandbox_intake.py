@@ -18,23 +18,33 @@ def _raw(text: str) -> bytes:
 
 def test_a_result_and_an_exit_count_for_the_run_they_name_while_it_runs():
     taken = Intake(Budget())
-    taken.expect(3)
-    taken.expect(4)
+    three, four = taken.expect(3), taken.expect(4)
     taken.feed(frame({"kind": "result", "index": 4, "observations": {"forged": True}}))   # not running yet
     taken.feed(frame({"kind": "result", "index": 3, "observations": {"y": 1}})
                + frame({"kind": "exit", "index": 3, "code": 0}))
     taken.feed(frame({"kind": "result", "index": 4, "observations": {"y": 2}}))
-    assert taken.result(3)["observations"] == {"y": 1} and taken.exit(3) == {"kind": "exit", "index": 3, "code": 0}
-    assert taken.result(4)["observations"] == {"y": 2}
-    assert "another scenario" in taken.problem(3)
+    assert taken.result(three)["observations"] == {"y": 1}
+    assert taken.exit(three) == {"kind": "exit", "index": 3, "code": 0}
+    assert taken.result(four)["observations"] == {"y": 2}
+    assert "another scenario" in taken.problem(three)
+
+
+def test_the_same_scenario_run_twice_in_a_row_keeps_each_runs_messages_apart():
+    taken = Intake(Budget())
+    first, second = taken.expect(0), taken.expect(0)
+    taken.feed(frame({"kind": "result", "index": 0, "observations": 1}) + frame({"kind": "exit", "index": 0, "code": 0})
+               + frame({"kind": "result", "index": 0, "observations": 2}))
+    assert taken.result(first)["observations"] == 1 and taken.problem(first) is None
+    taken.forget(first)
+    assert taken.result(second)["observations"] == 2 and taken.exit(second) is None
 
 
 def test_a_second_result_is_a_problem_not_an_answer():
     taken = Intake(Budget())
-    taken.expect(0)
+    run = taken.expect(0)
     taken.feed(frame({"kind": "result", "index": 0, "observations": 1})
                + frame({"kind": "result", "index": 0, "observations": 2}))
-    assert taken.result(0)["observations"] == 1 and taken.problem(0) == "the scenario sent more than one result"
+    assert taken.result(run)["observations"] == 1 and taken.problem(run) == "the scenario sent more than one result"
 
 
 def test_the_first_isolation_and_import_message_are_kept_and_forbidden_names_are_bounded():
@@ -74,18 +84,17 @@ def test_bytes_are_counted_per_run_and_per_submission():
 
 def test_unreadable_messages_are_problems_of_the_run_and_bounded():
     taken = Intake(Budget())
-    taken.expect(0)
+    run = taken.expect(0)
     taken.feed(b"".join(_raw('{"kind": "result", "index": 0, "observations": NaN}') for _ in range(20)))
     taken.feed(_raw('{"kind": "nonsense"}') + frame({"kind": "exit", "index": 0, "code": 0}))
-    assert taken.exit(0) is not None and taken.result(0) is None
-    assert taken.problem(0).startswith("the sandbox sent an unreadable message")
-    assert len(taken._problems[0]) == intake.MAX_PROBLEMS
+    assert taken.exit(run) is not None and taken.result(run) is None
+    assert taken.problem(run).startswith("the sandbox sent an unreadable message")
+    assert len(taken._problems[run]) == intake.MAX_PROBLEMS
 
 
 def test_a_run_that_timed_out_is_forgotten_and_later_messages_are_not_its():
     taken = Intake(Budget())
-    taken.expect(0)
-    taken.expect(1)
-    taken.forget(0)   # killed: no exit will come
+    first, second = taken.expect(0), taken.expect(1)
+    taken.forget(first)   # killed: no exit will come
     taken.feed(frame({"kind": "result", "index": 1, "observations": 5}))
-    assert taken.result(1)["observations"] == 5 and taken.result(0) is None
+    assert taken.result(second)["observations"] == 5 and taken.result(first) is None

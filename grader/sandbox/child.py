@@ -11,13 +11,13 @@ CONTROL, a Unix socket pair's end. Roles, one process tree::
               forks that zygote's container, reaps until the container is empty, kills what is
               left, and reports. On the grader's death (the socket closes) it kills everything,
               removes the job folder and exits.
-    keeper,   the trusted processes of each zygote's container (see ``container.py``): the
-    reaper    reaper is process 1 of new PID and network namespaces and a subreaper, in the
-              zygote's cgroup; an ordinary user's keeper makes them inside a user namespace.
+    reaper,   the trusted processes of each zygote's container (see ``container.py``): the
+    keeper    reaper is process 1 of new PID and network namespaces (the zygote is process 2);
+              an ordinary user's keeper makes them inside a user namespace.
     zygote    see ``zygote.py``: imports the student's module and forks one process per scenario.
 
-Without namespaces (refused by the kernel, or not planned) the reaper is still a subreaper, and the
-warden kills what its cgroup and its subtree hold, and (as root) every process of the sandbox uid.
+Without a PID namespace (refused by the kernel, or not planned) there is no reaper: orphans come to
+the warden, which kills what its subtree holds, and (as root) every process of the sandbox uid.
 The warden never runs student code and never holds job data, so every zygote starts from the same
 clean state and no byte of one submission is in the next one's memory. Standard library (and
 numpy) only; the sibling modules are imported by path.
@@ -79,6 +79,8 @@ class Warden:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.reachable = False
         self.home = namespaces.home() if os.geteuid() == 0 else {}  # to come back after making new ones
+        self.network = namespaces.empty_network(self.home) if self.home else None
+        zygote.seccomp.prepare()
 
     def serve(self):
         while True:
@@ -105,7 +107,10 @@ class Warden:
         if message.get("kind") == "start":
             if self.current:  # the grader moved on without waiting: end the old one first
                 self._kill_current()
-                self._finish(os.waitpid(self.current["top"], 0)[1])
+                status = os.waitpid(self.current["top"], 0)[1]
+                if self.current["reaper"] is not None:
+                    os.waitpid(self.current["reaper"], 0)
+                self._finish(status)
             self._start(message["plan"], fds)
         else:
             for fd in fds:
@@ -128,44 +133,38 @@ class Warden:
         given["channels"] = [tuple(fds[at:at + 2]) for at in range(len(names), len(fds) - 1, 2)]
         kept = {fd for fd, _ in plan.get("landlock_rules", ())} | set(_REACH_FDS)
         reaper = report_r = None
-        contained = []
-        if not (plan.get("namespaces") or plan.get("cgroup")):
+        contained: list[str] = []
+        if plan.get("namespaces") and os.geteuid() != 0:
+            # An ordinary user's namespaces come inside a user namespace, made by a fork of its own.
+            report_r, report_w = os.pipe()
             top = os.fork()
             if top == 0:
-                zygote.run(plan, given, kept, [])  # never returns
-            zygote_pid = top
-        else:
-            report_r, report_w = os.pipe()
-            if plan.get("namespaces") and os.geteuid() == 0:
-                # Root makes the namespaces itself (for the next fork only: it returns to its own
-                # right after), so the reaper is this fork.
-                contained = namespaces.enter(as_root=True)
-                top = os.fork()
-                if top == 0:
-                    os.close(report_r)
-                    container.reaper(plan, given, kept, report_w, contained, joined=False)  # never returns
-                namespaces.leave(self.home)
-                reaper = top
-            elif plan.get("namespaces"):
-                top = os.fork()
-                if top == 0:
-                    os.close(report_r)
-                    container.keeper(plan, given, kept, report_w)  # never returns
-            else:
-                top = os.fork()
-                if top == 0:
-                    os.close(report_r)
-                    container.reaper(plan, given, kept, report_w, [], joined=False)  # never returns
-                reaper = top
+                os.close(report_r)
+                container.keeper(plan, given, kept, report_w)  # never returns
             os.close(report_w)
-            told = container.records(report_r, need=("Z",) if reaper is not None else ("R", "Z"))
-            reaper = told.get("R", reaper)
-            zygote_pid = told.get("Z", -1)
+            told = container.records(report_r, need=("R", "Z"))
+            os.close(report_r)
+            reaper, zygote_pid = told.get("R", -1), told.get("Z", -1)
+            reaper = reaper if reaper > 0 else None
+        else:
+            if plan.get("namespaces"):
+                # For the next forks only: the warden returns to its own namespaces right after.
+                contained = namespaces.enter(as_root=True, network=self.network)
+            if namespaces.NAMES[namespaces.CLONE_NEWPID] in contained:
+                reaper = os.fork()  # process 1 of the new PID namespace
+                if reaper == 0:
+                    container.reaper()  # never returns
+            top = os.fork()  # the zygote: process 2 there, or an ordinary child of this subreaper
+            if top == 0:
+                zygote.run(plan, given, kept, contained, join=True)  # never returns
+            if plan.get("namespaces"):
+                namespaces.leave(self.home)
+            zygote_pid = top
         for fd in fds:
             os.close(fd)
-        self.current = {"top": top, "zygote": zygote_pid, "report": report_r, "uid": uid,
-                        "job_dir": plan.get("job_dir"),
-                        "pid_namespace": namespaces.NAMES[namespaces.CLONE_NEWPID] in contained}
+        self.current = {"top": top, "zygote": zygote_pid, "reaper": reaper if os.geteuid() == 0 else None,
+                        "uid": uid, "job_dir": plan.get("job_dir"), "status": None,
+                        "pid_namespace": reaper is not None}
         self._tell({"zygote": zygote_pid, "reaper": reaper})
 
     def _reap(self):
@@ -176,16 +175,23 @@ class Warden:
                 return
             if pid == 0:
                 return
-            if self.current and pid == self.current["top"]:
-                self._finish(status)
+            current = self.current
+            if not current:
+                continue
+            if pid == current["top"]:
+                current["status"] = status
+                if current["reaper"] is not None:  # the zygote is gone: so goes its PID namespace
+                    _sigkill(current["reaper"])
+            elif pid == current["reaper"]:
+                current["reaper"] = None  # the namespace is empty: process 1 exits last
+            if current["status"] is not None and current["reaper"] is None:
+                self._finish(current["status"])
 
     def _finish(self, status):
-        """The container's top process is gone: make sure nothing of it is left, and report. In a
-        PID namespace nothing is (the reaper's exit waited for that); otherwise what is left is in
-        this subreaper's subtree, and (as root) has the sandbox uid."""
+        """The container is over (its top process and its namespace's process 1 reaped): make sure
+        nothing of it is left, and report. In a PID namespace nothing is; otherwise what is left is
+        in this subreaper's subtree, and (as root) has the sandbox uid."""
         current, self.current = self.current, {}
-        if current["report"] is not None:
-            os.close(current["report"])
         proctree.kill_children(os.getpid())
         self._reap_quietly()
         empty = proctree.emptied(os.getpid())
@@ -195,11 +201,9 @@ class Warden:
         self._tell({"exited": current["zygote"], **how, "empty": empty})
 
     def _kill_current(self):
-        for pid in (self.current["zygote"], self.current["top"]):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, OverflowError):
-                pass
+        for pid in (self.current["reaper"], self.current["zygote"], self.current["top"]):
+            if pid is not None:
+                _sigkill(pid)
 
     def _kill_uid(self, uid):
         """Kill every process of ``uid`` (root only; the grader's lock makes the uid this sandbox's
@@ -256,6 +260,13 @@ class Warden:
             if current["job_dir"]:
                 cleanup.remove_tree(current["job_dir"])
         os._exit(0)
+
+
+def _sigkill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, OverflowError):
+        pass
 
 
 def _socket_space():

@@ -37,8 +37,9 @@ class Budget:
 
 class Intake:
     """One zygote's messages, taken in under bounds. ``expect(index)`` when a run's command is
-    queued; a result or exit counts for the earliest queued run that has not exited, and only if
-    it names that run (a message naming another run is dropped: forged, or out of order)."""
+    queued (it returns the run's token: an index may be run again); a result or exit counts for
+    the earliest queued run that has not exited, and only if it names that run's index (a message
+    naming another is dropped: forged, or out of order)."""
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
@@ -46,44 +47,47 @@ class Intake:
         self.isolation: tuple[str, ...] = ()
         self.forbidden: list[str] = []
         self.imported: dict | None = None      # the first "ready" or "import_error" message
-        self._queued: deque[int] = deque()     # runs whose command was sent, in order, not yet exited
-        self._results: dict[int, dict] = {}
+        self._queued: deque[tuple[int, int]] = deque()  # (token, index) of runs sent, not yet exited
+        self._tokens = 0
+        self._results: dict[int, dict] = {}           # by token
         self._exits: dict[int, dict] = {}
-        self._problems: dict[int | None, list[str]] = {}  # per run (None: between runs)
+        self._problems: dict[int | None, list[str]] = {}  # per token (None: between runs)
         self._run_bytes = 0
         self._run_messages = 0
         self.exceeded: str | None = None       # set once a budget is spent: the zygote must be killed
 
     # ------------------------------------------------------------------ runs
 
-    def expect(self, index: int) -> None:
-        self._queued.append(index)
+    def expect(self, index: int) -> int:
+        """A run of scenario ``index`` was queued; its token."""
+        self._tokens += 1
+        self._queued.append((self._tokens, index))
+        return self._tokens
 
-    def result(self, index: int) -> dict | None:
-        return self._results.get(index)
+    def result(self, token: int) -> dict | None:
+        return self._results.get(token)
 
-    def exit(self, index: int) -> dict | None:
-        return self._exits.get(index)
+    def exit(self, token: int) -> dict | None:
+        return self._exits.get(token)
 
-    def problem(self, index: int) -> str | None:
-        """The first problem with run ``index``'s messages, else one from between runs (taken)."""
-        if self._problems.get(index):
-            return self._problems[index][0]
+    def problem(self, token: int) -> str | None:
+        """The first problem with that run's messages, else one from between runs (taken)."""
+        if self._problems.get(token):
+            return self._problems[token][0]
         between = self._problems.get(None)
         return between.pop(0) if between else None
 
-    def forget(self, index: int) -> None:
+    def forget(self, token: int) -> None:
         """Drop what was kept for a run that is over."""
-        self._results.pop(index, None)
-        self._exits.pop(index, None)
-        self._problems.pop(index, None)
-        if index in self._queued:  # ended without an exit (a timeout): later messages are not its
-            while self._queued and self._queued.popleft() != index:
-                pass
+        self._results.pop(token, None)
+        self._exits.pop(token, None)
+        self._problems.pop(token, None)
+        if self._queued and self._queued[0][0] == token:  # ended without an exit (a timeout)
+            self._queued.popleft()
 
     @property
     def _active(self) -> int | None:
-        return self._queued[0] if self._queued else None
+        return self._queued[0][0] if self._queued else None
 
     # ------------------------------------------------------------------ bytes in
 
@@ -135,7 +139,7 @@ class Intake:
 
     def _run_message(self, kind: str, message: dict) -> None:
         active = self._active
-        if active is None or message["index"] != active:
+        if active is None or message["index"] != self._queued[0][1]:
             self._note(f"the sandbox sent a {kind} for another scenario than the one running")
             return
         if kind == "result":

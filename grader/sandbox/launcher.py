@@ -45,6 +45,7 @@ class _Queued:
     seconds: float
     channel: int
     written: float
+    token: int
 
 
 class Sandbox:
@@ -379,9 +380,9 @@ class Sandbox:
         channel = self._next_channel
         self._next_channel = (channel + 1) % len(zygote.channel_captures)
         zygote.channel_captures[channel] = self._fresh_captures()
-        zygote.intake.expect(index)
+        token = zygote.intake.expect(index)
         zygote.send({"run": index, "channel": channel, "scenario": scenario})
-        queued.append(_Queued(index, seconds, channel, written=time.monotonic()))
+        queued.append(_Queued(index, seconds, channel, written=time.monotonic(), token=token))
         return True
 
     def _await(self, run: _Queued, begin: float) -> RunOutcome:
@@ -393,14 +394,14 @@ class Sandbox:
             return outcome
         zygote.captures = zygote.channel_captures[run.channel]
         intake = zygote.intake
-        finished = self._pump(lambda: intake.exit(run.index) is not None or intake.exceeded is not None,
+        finished = self._pump(lambda: intake.exit(run.token) is not None or intake.exceeded is not None,
                               begin + run.seconds)
         outcome.duration = time.monotonic() - begin
-        if intake.exceeded is not None and intake.exit(run.index) is None:
+        if intake.exceeded is not None and intake.exit(run.token) is None:
             outcome.problem = intake.exceeded
             outcome.sandbox_died = True
             self._kill_container()
-        elif not finished and intake.exit(run.index) is None:
+        elif not finished and intake.exit(run.token) is None:
             if self._dead:
                 outcome.sandbox_died = True
             else:
@@ -408,16 +409,16 @@ class Sandbox:
                 self._kill_container()  # the zygote too: it cannot be trusted to stop the program
         elif not self._dead:
             self.sweep()  # first: a stray's last words land here, not in a later run on this channel
-        self._collect(zygote, run.index, outcome)
-        intake.forget(run.index)
+        self._collect(zygote, run.token, outcome)
+        intake.forget(run.token)
         zygote.drain(results=False, channel=run.channel)
         outcome.stdout, outcome.stderr = self._end_capture()
         return outcome
 
-    def _collect(self, zygote: ZygoteLink, index: int, outcome: RunOutcome) -> None:
-        """Move what the intake kept for scenario ``index`` into ``outcome``."""
+    def _collect(self, zygote: ZygoteLink, token: int, outcome: RunOutcome) -> None:
+        """Move what the intake kept for the run ``token`` into ``outcome``."""
         intake = zygote.intake
-        result, ended = intake.result(index), intake.exit(index)
+        result, ended = intake.result(token), intake.exit(token)
         if result is not None:
             outcome.has_result = True
             outcome.observations = result.get("observations")
@@ -427,7 +428,7 @@ class Sandbox:
         elif not outcome.timed_out:
             outcome.sandbox_died = True
         if outcome.problem is None:
-            outcome.problem = intake.problem(index)
+            outcome.problem = intake.problem(token)
         self._take_reports()
 
     def _take_reports(self) -> None:

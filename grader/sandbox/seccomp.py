@@ -119,6 +119,22 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
+_PREPARED: tuple | None = None
+
+
+def prepare() -> None:
+    """Assemble the filter now (the warden does, once): a fresh fork then only loads it, without
+    building a ctypes object (each would be a copied page there)."""
+    global _PREPARED
+    if _PREPARED is None and supported():
+        instructions = program()
+        data = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
+        buffer = ctypes.create_string_buffer(data, len(data))
+        fprog = _SockFprog(len(instructions), ctypes.cast(buffer, ctypes.c_void_p))
+        libc = ctypes.CDLL(None, use_errno=True)
+        _PREPARED = (buffer, fprog, ctypes.byref(fprog), libc.prctl)
+
+
 def install() -> None:
     """Load the filter into this process (and every child it will have), for good.
 
@@ -127,12 +143,10 @@ def install() -> None:
     (built without CONFIG_SECCOMP_FILTER, or a container's own filter forbids prctl)."""
     if not supported():
         raise SeccompError(f"no seccomp filter for {os.uname().machine}")
-    instructions = program()
-    data = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
-    buffer = ctypes.create_string_buffer(data, len(data))
-    fprog = _SockFprog(len(instructions), ctypes.cast(buffer, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    prepare()
+    assert _PREPARED is not None
+    _, _, reference, prctl = _PREPARED
+    if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise SeccompError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+    if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, reference, 0, 0) != 0:
         raise SeccompError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")

@@ -97,29 +97,32 @@ def _read_exactly(fd, size):
 
 
 def close_all_but(keep):
-    """Close every descriptor but ``keep`` (stdin, stdout and stderr included, unless kept)."""
-    for fd in map(int, os.listdir("/proc/self/fd")):
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:  # the listing's own descriptor, closed already
-                pass
+    """Close every descriptor but ``keep`` (stdin, stdout and stderr included, unless kept): each
+    gap between kept ones in one close_range call, whatever a process may have inherited."""
+    previous = -1
+    for fd in sorted(keep):
+        if fd > previous + 1:
+            os.closerange(previous + 1, fd)
+        previous = fd
+    os.closerange(previous + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
 
 
 def prctl(option, value):
-    import ctypes
-    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    return landlock._libc().prctl(option, value, 0, 0, 0)
 
 
-def run(plan, fds, kept, contained):
+def run(plan, fds, kept, contained, join):
     """The zygote: never returns. ``fds`` maps FDS (and "channels": [(out, err), ...]) to the
     descriptors the grader sent; ``kept`` are warden descriptors the zygote needs a while (the
     Landlock rules, closed before any student code runs; the import folders, see child.py);
-    ``contained`` names what its container achieved (cgroup, namespaces)."""
+    ``contained`` names what its container achieved (namespaces; the cgroup, when ``join`` is
+    false because the keeper joined it already)."""
     # Its own session and process group: kill(0) reaches the sandbox only. Dies with its reaper
     # (or the warden), which dies with the warden: nothing outlives the grader (see seccomp.py).
     os.setsid()
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if join:  # before anything else: every fork from here on is in the cgroup too
+        contained = join_cgroups(plan, contained) + contained
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     channels = [fd for pair in fds["channels"] for fd in pair]
@@ -183,6 +186,26 @@ def _report_exit(results, index, status):
 
 
 # --------------------------------------------------------------------------- isolation
+
+def join_cgroups(plan, contained=()):
+    """Move this process into the zygote's cgroups (before anything else: every later fork is in
+    them). In a PID namespace of its own, only into those that add a limit the container lacks:
+    the namespace kills as a whole already and RLIMIT_NPROC counts the same tasks as pids.max
+    (each move into a cgroup costs the kernel a grace period: see benchmarks/README.md)."""
+    joined: list[str] = []
+    namespaced = namespaces.NAMES[namespaces.CLONE_NEWPID] in contained
+    for entry in plan.get("cgroup") or ():
+        if namespaced and "memory-limit" not in entry["gives"]:
+            continue
+        try:
+            with open(entry["procs"], "w") as handle:
+                handle.write("0")
+            joined += [name for name in entry["gives"] if name not in joined]
+        except OSError:
+            pass
+    return joined
+
+
 
 def _isolate(plan, job, contained):
     """Limits, Landlock, the sandbox user (or no capabilities), seccomp: all before any student code.
