@@ -66,7 +66,7 @@ def hierarchy() -> Hierarchy | None:
 
 
 class Container:
-    """One sandbox's cgroups: made by the grader, joined by each zygote's reaper (or keeper), killed
+    """One sandbox's cgroups: made by the grader, joined by each zygote (or its keeper), killed
     as a whole, found empty (and then reused for the next zygote), removed."""
 
     def __init__(self, where: Hierarchy, name: str) -> None:
@@ -94,7 +94,7 @@ class Container:
 
     @property
     def joins(self) -> list[dict]:
-        """For the reaper (or keeper): each ``cgroup.procs`` file to write its pid in, and what that gives."""
+        """For the zygote (or keeper): each ``cgroup.procs`` file to write its pid in, and what that gives."""
         return [{"procs": str(folder / "cgroup.procs"), "gives": gives}
                 for folder, gives in self._gives.items() if gives]
 

@@ -222,8 +222,9 @@ class Sandbox:
 
     def sweep(self) -> int:
         """Kill every process of the current container but the zygote: the strays a scenario left.
-        Orphans come to the container's reaper (or, without one, to the warden: both are subreapers),
-        while the scenario processes, the next one included, are the zygote's children."""
+        Orphans come to the container's reaper (process 1 of its PID namespace) or, without one, to
+        the warden (a subreaper), while the scenario processes, the next one included, are the
+        zygote's children."""
         return self._sweep(with_zygote_children=False)
 
     def _sweep(self, with_zygote_children: bool) -> int:
@@ -297,7 +298,7 @@ class Sandbox:
             return None
         if self._cgroup is None:
             self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
-        # Processes: the sandbox's own, and its reaper and keeper. Memory: the submission's whole
+        # Processes: the sandbox's own and a few more (a keeper, zombies). Memory: the submission's whole
         # container, zygote and page cache included.
         self._cgroup.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 128) * 1024 * 1024)
         return self._cgroup

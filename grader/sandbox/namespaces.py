@@ -1,14 +1,14 @@
 """Fresh Linux namespaces for one zygote, through ctypes (Python 3.11 has no ``os.unshare``).
 
-The warden (as root; for an ordinary user, a fork of it, the keeper) calls :func:`enter` and then
-forks the zygote's reaper, which is process 1 of a new PID namespace: when it dies the kernel kills
-every process of that namespace, whatever state they are in, and no process in it can see or
-signal one outside. The warden then goes back home (:func:`leave`). A new network namespace holds
-only a loopback interface that is down: no route to the
-machine's own loopback, nor anywhere else. As root both come directly; an ordinary user gets
-them inside a new user namespace (where the kernel allows unprivileged ones), which also gives
-the sandbox its own count of processes for RLIMIT_NPROC. Whatever the kernel refuses is left
-out, and the zygote reports what it got. Standard library only: the sandbox child imports this file by path.
+The warden (as root; for an ordinary user, a fork of it, the keeper) calls :func:`enter`, then forks
+the reaper, process 1 of the new PID namespace, and the zygote, process 2: when the reaper dies the
+kernel kills every process of that namespace, whatever state they are in, and no process in it can
+see or signal one outside. The warden then goes back home (:func:`leave`). The network namespace
+holds only a loopback interface that is down: no route to the machine's own loopback, nor anywhere
+else. As root both come directly; an ordinary user gets them inside a new user namespace (where
+the kernel allows unprivileged ones), which also gives the sandbox its own count of processes for
+RLIMIT_NPROC. Whatever the kernel refuses is left out, and the zygote reports what it got.
+Standard library only: the sandbox child imports this file by path.
 """
 
 from __future__ import annotations

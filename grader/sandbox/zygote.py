@@ -1,6 +1,6 @@
 """The zygote and its scenario processes: where student code runs (see ``child.py`` for the warden).
 
-The zygote is forked for one submission (by the reaper of its container, or by the warden) and is
+The zygote is forked for one submission (by the warden, or an ordinary user's keeper) and is
 given only its own fresh pipes: the job pipe it reads its job and run commands from, the
 result pipe, its stdout and stderr, and the scenarios' output channels. It reads its job (no
 warden ever held a byte of it), sets resource limits, applies Landlock, drops to the sandbox user
@@ -117,8 +117,9 @@ def run(plan, fds, kept, contained, join):
     Landlock rules, closed before any student code runs; the import folders, see child.py);
     ``contained`` names what its container achieved (namespaces; the cgroup, when ``join`` is
     false because the keeper joined it already)."""
-    # Its own session and process group: kill(0) reaches the sandbox only. Dies with its reaper
-    # (or the warden), which dies with the warden: nothing outlives the grader (see seccomp.py).
+    # Its own session and process group: kill(0) reaches the sandbox only. Dies with its parent
+    # (the warden, or the keeper, which dies with the warden): nothing outlives the grader, and
+    # seccomp keeps this from being undone.
     os.setsid()
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if join:  # before anything else: every fork from here on is in the cgroup too
