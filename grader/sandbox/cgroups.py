@@ -118,8 +118,9 @@ class Container:
                     gives.append(f"{controller}-limit")
             self._gives[folder] = gives
 
-    def kill(self) -> None:
-        """SIGKILL every process in the container: one write in cgroup v2, else one by one."""
+    def kill(self, but: frozenset[int] = frozenset()) -> None:
+        """SIGKILL every process in the container: one write in cgroup v2, else one by one, but
+        ``but`` (the warden, which holds a memory cgroup it shares with its zygotes: see child.py)."""
         if self._unified is not None:
             try:
                 (self._unified / "cgroup.kill").write_text("1")
@@ -128,23 +129,24 @@ class Container:
                 pass
         for folder in self.folders:
             for pid in _procs(folder):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                if pid not in but:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
 
-    def empty(self) -> bool:
-        """True when no process is left in the container."""
+    def empty(self, but: frozenset[int] = frozenset()) -> bool:
+        """True when no process but ``but`` is left in the container."""
         if self._unified is not None:
             try:
                 return "populated 0" in (self._unified / "cgroup.events").read_text()
             except OSError:
                 pass
-        return not any(_procs(folder) for folder in self.folders)
+        return not any(set(_procs(folder)) - but for folder in self.folders)
 
-    def wait_empty(self, seconds: float) -> bool:
+    def wait_empty(self, seconds: float, but: frozenset[int] = frozenset()) -> bool:
         deadline = time.monotonic() + seconds
-        while not self.empty():
+        while not self.empty(but):
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.0005)

@@ -78,6 +78,7 @@ class Warden:
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.reachable = False
+        self.held_cgroups = set()
         self.home = namespaces.home() if os.geteuid() == 0 else {}  # to come back after making new ones
         self.network = namespaces.empty_network(self.home) if self.home else None
         zygote.seccomp.prepare()
@@ -128,6 +129,7 @@ class Warden:
             self.reachable = True
         if plan.get("landlock"):
             plan["landlock_rules"] = _read_rules(plan["landlock"]["read"])  # opened once, here
+        self._hold_memory_cgroup(plan)
         names = ("job", "results", "stdout", "stderr")
         given = dict(zip(names, fds))
         given["channels"] = [tuple(fds[at:at + 2]) for at in range(len(names), len(fds) - 1, 2)]
@@ -166,6 +168,25 @@ class Warden:
                         "uid": uid, "job_dir": plan.get("job_dir"), "status": None,
                         "pid_namespace": reaper is not None}
         self._tell({"zygote": zygote_pid, "reaper": reaper})
+
+    def _hold_memory_cgroup(self, plan):
+        if not self.held_cgroups and os.geteuid() == 0:
+            _set_oom_score(-1000)  # never the out-of-memory killer's choice in the cgroup it shares
+        """Join, once, the zygotes' cgroup that only limits memory (a cgroup v1 memory folder, as on
+        our CI machines): every zygote forked from here on is born in it, instead of paying a move
+        into it each (a grace period of RCU). Nothing ever kills that cgroup as a whole, so holding
+        it is safe; its limit counts this process's memory too (the grader allows for it)."""
+        for entry in plan.get("cgroup") or ():
+            if entry["gives"] == ["memory-limit"]:
+                if entry["procs"] not in self.held_cgroups:
+                    try:
+                        with open(entry["procs"], "w") as handle:
+                            handle.write("0")
+                        self.held_cgroups.add(entry["procs"])
+                    except OSError:
+                        continue
+                entry["held"] = True
+                plan["cgroup_held"] = ["memory-limit"]
 
     def _reap(self):
         while True:
@@ -260,6 +281,14 @@ class Warden:
             if current["job_dir"]:
                 cleanup.remove_tree(current["job_dir"])
         os._exit(0)
+
+
+def _set_oom_score(score):
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(score))
+    except OSError:
+        pass
 
 
 def _sigkill(pid):

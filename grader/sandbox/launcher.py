@@ -162,9 +162,10 @@ class Sandbox:
         """Whether the warden reported the container empty, and its cgroup (if any) is; a cgroup
         found otherwise is killed, and replaced for the next zygote unless it empties at once."""
         empty = zygote.ended is not None and bool(zygote.ended.get("empty"))
-        if zygote.container is not None and not zygote.container.empty():
-            zygote.container.kill()
-            empty = zygote.container.wait_empty(1.0) and empty
+        warden = frozenset({self.process.pid})
+        if zygote.container is not None and not zygote.container.empty(but=warden):
+            zygote.container.kill(but=warden)
+            empty = zygote.container.wait_empty(1.0, but=warden) and empty
         if not empty and zygote.container is not None:  # not to be reused: a fresh one for the next zygote
             zygote.container.remove()
             self._cgroup = None
@@ -200,7 +201,7 @@ class Sandbox:
             except ProcessLookupError:
                 pass
         if not zygote.namespaced and zygote.container is not None:
-            zygote.container.kill()
+            zygote.container.kill(but=frozenset({self.process.pid}))
 
     def kill_submission(self) -> None:
         """SIGKILL the current submission's container, without waiting for it to die. On its own: for
@@ -299,8 +300,9 @@ class Sandbox:
         if self._cgroup is None:
             self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
         # Processes: the sandbox's own and a few more (a keeper, zombies). Memory: the submission's whole
-        # container, zygote and page cache included.
-        self._cgroup.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 128) * 1024 * 1024)
+        # container, zygote and page cache included, and (where the warden holds it, see child.py)
+        # the warden's own.
+        self._cgroup.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 256) * 1024 * 1024)
         return self._cgroup
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:

@@ -124,6 +124,7 @@ def run(plan, fds, kept, contained, join):
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if join:  # before anything else: every fork from here on is in the cgroup too
         contained = join_cgroups(plan, contained) + contained
+    _reset_oom_score()
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     channels = [fd for pair in fds["channels"] for fd in pair]
@@ -188,15 +189,26 @@ def _report_exit(results, index, status):
 
 # --------------------------------------------------------------------------- isolation
 
+def _reset_oom_score():
+    """The warden keeps the out-of-memory killer away from itself (-1000), and forks inherit that:
+    the sandbox's processes are the ones to kill when its memory runs out."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write("0")
+    except OSError:
+        pass
+
+
 def join_cgroups(plan, contained=()):
     """Move this process into the zygote's cgroups (before anything else: every later fork is in
-    them). In a PID namespace of its own, only into those that add a limit the container lacks:
-    the namespace kills as a whole already and RLIMIT_NPROC counts the same tasks as pids.max
-    (each move into a cgroup costs the kernel a grace period: see benchmarks/README.md)."""
-    joined: list[str] = []
+    them), but those the warden holds already (a memory-only one, see child.py), and, in a PID
+    namespace of its own, those that add nothing: the namespace kills as a whole already, and
+    RLIMIT_NPROC counts the same tasks as pids.max. (Each move into a cgroup costs the kernel a
+    grace period of RCU: milliseconds, tens of them on a loaded machine.)"""
+    joined: list[str] = list(plan.get("cgroup_held") or ())
     namespaced = namespaces.NAMES[namespaces.CLONE_NEWPID] in contained
     for entry in plan.get("cgroup") or ():
-        if namespaced and "memory-limit" not in entry["gives"]:
+        if entry.get("held") or (namespaced and "memory-limit" not in entry["gives"]):
             continue
         try:
             with open(entry["procs"], "w") as handle:
