@@ -15,12 +15,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
+from grader.class_stats import class_statistics
 from grader.discovery import Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
 from grader.outdir import OutputFolder
 from grader.progress import Progress
 from grader.report import gradescope as gradescope_report
+from grader.report import json_report
 from grader.results import SubmissionResult
 from grader.runner import new_seed
 from grader.scoring import StudentRow, columns_of, max_score_of, summarize
@@ -67,6 +69,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     folder = OutputFolder(out)
     folder.prepare()
     found = discover(source, assignment.submission, folder.unpacked, exclude=out)
+    folder.save_identities(found.identities)
     seed = folder.seed(assignment, options.seed, new_seed())
     max_score = max_score_of(assignment)
     rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in found.problems.items()}
@@ -119,7 +122,8 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     ordered = [rows[key] for key in sorted(rows)]
     columns = columns_of(assignment)
     summary = summarize(ordered, max_score=max_score, columns=columns)
-    summary.update(assignment=assignment.id, assignment_digest=assignment.digest, seed=seed,
+    summary["statistics"] = class_statistics(ordered, columns, {s.id: s.points for s in assignment.scenarios})
+    summary.update(assignment=assignment.id, title=assignment.title, assignment_digest=assignment.digest, seed=seed,
                    grader_version=grader.__version__, complete=not interrupted,
                    ignored=[{"path": path, "why": why} for path, why in found.ignored])
     if not interrupted:
@@ -138,11 +142,7 @@ def _render_derived(folder: OutputFolder, student_id: str, result: SubmissionRes
         folder.save_gradescope(student_id, result, options.hidden_visibility)
 
 
-def _shown_hidden_as(document: dict) -> str | None:
-    """How a stored document's ``tests`` show hidden scenarios (None: it has none)."""
-    hidden = {s["id"] for s in document.get("scenarios", ()) if s.get("visibility") == Visibility.HIDDEN.value}
-    return next((test.get("visibility") for test in document.get("tests", ())
-                 if str(test.get("name", "")).split(":")[0] in hidden), None)
+_shown_hidden_as = json_report.hidden_shown_as
 
 
 def _reusable(folder: OutputFolder, item: Found, assignment: Assignment,

@@ -22,6 +22,7 @@ from grader import __version__
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
 
 if TYPE_CHECKING:
+    from grader.report.lms_gradebooks import GradebookOptions
     from grader.sandbox.launcher import Sandbox
     from grader.sandbox.spawn import Warden
 
@@ -66,6 +67,23 @@ def main(context: click.Context, debug: bool) -> None:
 
 
 HIDDEN_VISIBILITIES = click.Choice([level.value for level in ShownTo])
+GRADEBOOK_FORMATS = ("gradescope", "canvas", "moodle", "lti")
+LEFT_OUT_SHOWN = 10
+
+
+def _gradebook_options(command):
+    """The options of the LMS gradebooks, shared by grade and report."""
+    command = click.option("--moodle-identity", type=click.Choice(["email", "idnumber", "username"]),
+                           default="email", show_default=True,
+                           help="With --format moodle: the user field Moodle's CSV import matches on "
+                                "(its 'Map to').")(command)
+    command = click.option("--roster", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                           help="An LMS export that maps students to the ids its import needs: Canvas's gradebook "
+                                "export, or Moodle's grading worksheet.")(command)
+    command = click.option("--canvas-column",
+                           help="With --format canvas: the assignment's column, 'Title (assignment id)'. "
+                                "Default: the assignment's title.")(command)
+    return command
 _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json)."
 
 
@@ -132,15 +150,18 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="The seed of every scenario's inputs. Default: the seed OUT already used, else a random one.")
 @click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
-@click.option("--format", "output_format", type=click.Choice(["native", "gradescope"]), default="native",
-              help="native: results/<id>.json only; gradescope: also gradescope/<id>.json (results.json format).")
+@click.option("--format", "output_formats", type=click.Choice(["native", *GRADEBOOK_FORMATS]), multiple=True,
+              help="Also write (repeat for several): gradescope: gradescope/<id>.json (results.json format); "
+                   "canvas, moodle, lti: OUT/canvas.csv, OUT/moodle.csv, OUT/lti-scores.jsonl, gradebooks those "
+                   "import as they are. native (the default): results/<id>.json only.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
+@_gradebook_options
 @click.pass_context
 def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
-          jobs: int | None, seed: int | None, force: bool, output_format: str, hidden_visibility: str,
-          junit: Path | None) -> None:
+          jobs: int | None, seed: int | None, force: bool, output_formats: tuple[str, ...], hidden_visibility: str,
+          junit: Path | None, canvas_column: str | None, roster: Path | None, moodle_identity: str) -> None:
     """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
 
     SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
@@ -156,13 +177,15 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         from grader.outdir import OutputFolder
         from grader.report.gradebook import render_summary
         from grader.report.progress import ProgressDisplay
+        from grader.reporting import gradebook_options, write_report
 
         _writable(out, "--out", folder=True)
         if junit is not None:
             _writable(junit, "--junit")
+        lms_options = gradebook_options(canvas_column, roster, moodle_identity)
         assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
         options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
-                               gradescope=output_format == "gradescope",
+                               gradescope="gradescope" in output_formats,
                                hidden_visibility=ShownTo(hidden_visibility))
         display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
         report = grade_batch(submissions, assignment, out, options, on_update=display.update)
@@ -179,7 +202,39 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}\n")
         click.echo(render_summary(report.summary), nl=False)
+        click.echo(f"\nReport: {write_report(out).html}")
+        _write_gradebooks(out, output_formats, lms_options)
         context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
+
+
+@main.command()
+@click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the HTML report. Default: OUT/report.html.")
+@click.option("--with-students", is_flag=True,
+              help="Also write each student's feedback page, OUT/students/<id>.html, and a table linking to them.")
+@click.option("--format", "output_formats", type=click.Choice(GRADEBOOK_FORMATS[1:]), multiple=True,
+              help="Also write an LMS gradebook (repeat for several): canvas, moodle or lti, as grader grade does.")
+@_gradebook_options
+@click.pass_context
+def report(context: click.Context, out: Path, html_path: Path | None, with_students: bool,
+           output_formats: tuple[str, ...], canvas_column: str | None, roster: Path | None,
+           moodle_identity: str) -> None:
+    """Write the class report of OUT (a grader grade output folder) from its stored results.
+
+    One self-contained HTML file (plots, statistics, misconceptions; readable offline), every table
+    as CSV in OUT/report/, and on request the students' pages. Nothing is regraded.
+    """
+    with _errors_to_exit_codes(context):
+        from grader.reporting import gradebook_options, write_report
+
+        if html_path is not None:
+            _writable(html_path, "--out")
+        lms_options = gradebook_options(canvas_column, roster, moodle_identity)
+        files = write_report(out, html_path=html_path, with_students=with_students)
+        click.echo(f"Report: {files.html}\nTables: {files.tables}/*.csv"
+                   + (f"\nStudents' pages: {files.students}/" if files.students else ""))
+        _write_gradebooks(out, output_formats, lms_options)
 
 
 @main.command("gradescope-package")
@@ -224,6 +279,24 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
 
         document = run_in_gradescope(root or default_root(), hidden_visibility, seed=seed, log=click.echo)
         click.echo(f"Score: {document['score']:g}")
+
+
+def _write_gradebooks(out: Path, output_formats: tuple[str, ...], options: GradebookOptions) -> None:
+    """Write the LMS gradebooks asked for, and say where, what each leaves out and why."""
+    from grader.reporting import LmsFormat, write_gradebooks
+
+    formats = [LmsFormat(name) for name in dict.fromkeys(output_formats) if name in GRADEBOOK_FORMATS[1:]]
+    for path, book in write_gradebooks(out, formats, options) if formats else ():
+        click.echo(f"{book.format.value.capitalize() if book.format.value != 'lti' else 'LTI AGS'} gradebook: "
+                   f"{path} ({_count(book.rows, 'student')})")
+        for note in book.notes:
+            click.echo(f"  Note: {note}")
+        if book.left_out:
+            click.echo(f"  Left out ({len(book.left_out)}; their LMS grade is not changed):")
+            for student, why in book.left_out[:LEFT_OUT_SHOWN]:
+                click.echo(f"    {student}: {why}")
+            if len(book.left_out) > LEFT_OUT_SHOWN:
+                click.echo(f"    ... and {len(book.left_out) - LEFT_OUT_SHOWN} more")
 
 
 def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, output_format: str, as_json: bool,
@@ -334,12 +407,12 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
 
         from grader import atomic
         from grader.audit import console, json_report, stryker
-        from grader.audit.progress import ProgressBar
+        from grader.audit.progress import progress_bar
         from grader.audit.run import AuditOptions, run_audit
 
         options = AuditOptions(assignment_dir, solutions, mutants_path, seeds, seed, jobs or os.cpu_count() or 1,
                                None if min_score is None else min_score / 100)
-        report = run_audit(options, ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+        report = run_audit(options, progress_bar(sys.stderr, live=sys.stderr.isatty()).update)
         colours = sys.stdout.isatty()
         style = (lambda text, role: click.style(text, fg={"pass": "green", "fail": "red", "warn": "yellow",
                                                           "dim": "bright_black"}.get(role),
@@ -374,13 +447,13 @@ def release(context: click.Context, assignment_dir: Path, solutions: Path | None
     with _errors_to_exit_codes(context):
         import os
 
-        from grader.audit.progress import ProgressBar
+        from grader.audit.progress import progress_bar
         from grader.release import ReleaseRefused
         from grader.release import release as build
 
         try:
             done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
-                         on_progress=ProgressBar(sys.stderr, live=sys.stderr.isatty()).update)
+                         on_progress=progress_bar(sys.stderr, live=sys.stderr.isatty()).update)
         except ReleaseRefused as refused:
             click.echo(f"Refused: {out} was not written.", err=True)
             for problem in refused.problems:

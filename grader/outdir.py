@@ -6,6 +6,10 @@ is read back on a rerun::
     gradescope/<student>.json  Gradescope's results.json per submission (with --format gradescope)
     gradebook.csv              one row per student, one column per scenario
     summary.json               class statistics
+    identities.json            each student's LMS identity, as the download's names give it
+    report.html, report/*.csv  the class report and its tables (grader report)
+    students/<student>.html    what each student reads (grader report --with-students)
+    canvas.csv, moodle.csv, lti-scores.jsonl   gradebooks an LMS imports (--format canvas|moodle|lti)
     .work/                     the unpacked zip, when SUBMISSIONS is one
 
 A reader (or a rerun after SIGKILL) sees each file whole or not at all.
@@ -14,12 +18,15 @@ A reader (or a rerun after SIGKILL) sees each file whole or not at all.
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from grader import atomic
 from grader.errors import UsageError
+from grader.lms_names import Identity, NameSystem
 from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.report.gradebook import write_csv
@@ -29,6 +36,9 @@ from grader.spec import Plan
 from grader.visibility import ShownTo
 
 STATE_FILE = "batch.json"
+IDENTITIES_FILE = "identities.json"
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.html"
 
 
 class OutputFolder:
@@ -102,7 +112,80 @@ class OutputFolder:
     def save_gradebook(self, rows: Iterable[StudentRow], summary: dict, columns: tuple[Column, ...]) -> None:
         with atomic.replacing(self.path / "gradebook.csv") as stream:
             write_csv(rows, stream, columns)
-        atomic.write_text(self.path / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        atomic.write_text(self.path / SUMMARY_FILE, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+    def summary(self) -> dict:
+        """The batch's ``summary.json`` (a UsageError when there is none: the batch did not finish)."""
+        try:
+            return json.loads((self.path / SUMMARY_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"{self.path} has no {SUMMARY_FILE}: it is not the output folder of a finished "
+                             "grader grade; run grader grade (again) with --out pointing there") from None
+        except (OSError, ValueError) as error:
+            raise UsageError(f"{self.path / SUMMARY_FILE} cannot be read ({error}); rerun grader grade") from None
+
+    def save_identities(self, identities: dict[str, Identity]) -> None:
+        document = {student: {"system": identity.system.value, "display_name": identity.display_name,
+                              "lms_id": identity.lms_id, "file_id": identity.file_id, "late": identity.late}
+                    for student, identity in sorted(identities.items())}
+        atomic.write_text(self.path / IDENTITIES_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+    def identities(self) -> dict[str, Identity]:
+        """Each student's identity as the batch found it (empty when the folder predates the file)."""
+        try:
+            document = json.loads((self.path / IDENTITIES_FILE).read_text(encoding="utf-8"))
+            return {student: Identity(NameSystem(item["system"]), item["display_name"], item.get("lms_id"),
+                                      item.get("file_id"), bool(item.get("late")))
+                    for student, item in document.items()}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            raise UsageError(f"{self.path / IDENTITIES_FILE} cannot be read ({error}); rerun grader grade") from None
+
+    def documents(self) -> Iterator[tuple[str, dict, float]]:
+        """``(student_id, result document, the file's modification time)`` for every stored result,
+        by student id; a file that cannot be read as a JSON object is skipped."""
+        if not self.results.is_dir():
+            return
+        for path in sorted(self.results.glob("*.json")):
+            if path.name.startswith("."):
+                continue
+            try:
+                with open(path, "rb") as stream:
+                    document = json.load(stream)
+                    modified = os.fstat(stream.fileno()).st_mtime
+            except (OSError, ValueError):
+                continue
+            if isinstance(document, dict):
+                yield path.name[:-len(".json")], document, modified
+
+    def save_report(self, html: str, tables: Iterable[tuple[str, list[str], list[list[str]]]],
+                    html_path: Path | None = None) -> Path:
+        """Write the class report (``report.html``, or ``html_path``) and its tables as
+        ``report/<name>.csv`` (dropping tables an earlier report wrote that this one has not)."""
+        target = html_path or self.path / REPORT_FILE
+        folder = self.path / "report"
+        written = set()
+        for name, header, rows in tables:
+            with atomic.replacing(folder / f"{name}.csv") as stream:
+                writer = csv.writer(stream)
+                writer.writerow(header)
+                writer.writerows(rows)
+            written.add(f"{name}.csv")
+        for stale in folder.glob("*.csv"):
+            if stale.name not in written:
+                stale.unlink(missing_ok=True)
+        atomic.write_text(target, html)
+        return target
+
+    def student_pages(self) -> StudentPages:
+        """A writer of ``students/<student>.html`` (see :class:`StudentPages`)."""
+        return StudentPages(self.path / "students")
+
+    def save_text(self, name: str, text: str) -> Path:
+        """Write a derived file at the top of the folder (an LMS gradebook)."""
+        atomic.write_text(self.path / name, text)
+        return self.path / name
 
     def stored_results(self, rows: Iterable[StudentRow]) -> Iterator[tuple[str, SubmissionResult]]:
         """``(student_id, result)`` for every row with a stored result, read one at a time."""
@@ -111,3 +194,33 @@ class OutputFolder:
                 result = self.stored(row.student_id)
                 if result is not None:
                     yield row.student_id, result
+
+
+class StudentPages:
+    """Writes students' pages into a folder, each atomically, and only those whose text changed:
+    replacing an existing file makes ext4 flush it to disk (auto_da_alloc), which for thousands of
+    pages takes far longer than rendering them, and a rerun renders the same bytes. ``finish()``
+    removes the pages of students no longer in the batch."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.written: set[str] = set()
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic.remove_leftovers(folder)
+
+    def write(self, student_id: str, html: str) -> None:
+        path = self.folder / f"{student_id}.html"
+        self.written.add(path.name)
+        try:
+            if path.read_text(encoding="utf-8") == html:
+                return
+        except (OSError, UnicodeDecodeError):
+            pass
+        # Not synced to disk: a page is made again from the results by the next grader report.
+        atomic.write_text(path, html, durable=False)
+
+    def finish(self) -> Path:
+        for stale in self.folder.glob("*.html"):
+            if stale.name not in self.written:
+                stale.unlink(missing_ok=True)
+        return self.folder

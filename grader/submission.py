@@ -18,6 +18,7 @@ from pathlib import Path
 from types import CodeType
 
 from grader.formats import FormatProblem, ModuleSource, ReadContext, format_of, suffixes
+from grader.formats.source import syntax_error_excerpt
 
 MAX_SUBMISSION_BYTES = 1_000_000  # of the module's source, in every format
 
@@ -127,13 +128,7 @@ def _sha256(data: bytes) -> str:
 
 def format_syntax_error(error: SyntaxError, name: str, locate: Callable[[int], str] | None = None) -> str:
     """``file, line N: message`` then the line and a caret under the column."""
-    text = f"{_where(name, error.lineno, locate)}: {error.msg}"
-    if error.text:
-        line = error.text.rstrip("\n")
-        stripped = line.lstrip()
-        caret = max((error.offset or 1) - 1 - (len(line) - len(stripped)), 0)
-        text += f"\n    {stripped}\n    {' ' * caret}^"
-    return text
+    return f"{_where(name, error.lineno, locate)}: {error.msg}" + syntax_error_excerpt(error)
 
 
 def _mentions(code: CodeType, forbidden: tuple[str, ...]) -> bool:

@@ -45,3 +45,54 @@ def wrong(assignment, tmp_path_factory):
 def ungradable(assignment, tmp_path_factory):
     """The file does not exist: a result with an error and nothing run."""
     return grader.grade_submission(tmp_path_factory.mktemp("missing") / "squares.py", assignment, seed=1)
+
+
+CANVAS_ROSTER = """Student,ID,SIS User ID,SIS Login ID,Section,Autodiff (55)
+    Points Possible,,,,,100
+"Smith, Jane",4242,S1,jsmith,Sec A,
+"Lee, Ann",777,S2,alee,Sec A,
+"Ref, Erence",9001,S3,ref0,Sec B,
+"""
+MOODLE_WORKSHEET = """Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed
+Participant 123457,Jane Doe,jane@example.edu,Submitted for grading,,100.00,Yes
+Participant 99,Nobody Here,nobody@example.edu,No submission,,100.00,Yes
+"""
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory):
+    """A real graded batch of 62 students for the report's tests: the reference, the handout and
+    every buggy fixture twice each, Canvas- and Moodle-named copies, and five that cannot be graded
+    (graded once per session, through the real CLI, with every LMS gradebook)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from buggy_fixtures import BUGGY
+
+    root = Path(__file__).parent.parent
+    reference, stub = root / "solutions/autodiff/autodiff.py", root / "exercises/autodiff/autodiff.py"
+    folder = tmp_path_factory.mktemp("class")
+    sources = [("ref", reference), ("handout", stub), *((p.stem, p) for p in sorted(BUGGY.glob("*.py")))]
+    for name, source in sources:
+        for copy in ("a", "b"):
+            shutil.copy(source, folder / f"{name}-{copy}.py")
+    shutil.copy(reference, folder / "smithjane_4242_987654_autodiff.py")                       # Canvas
+    shutil.copy(BUGGY / "detach_returns_self.py", folder / "leeann_late_777_123_autodiff-1.py")  # Canvas, late
+    shutil.copy(BUGGY / "persistent_inverted.py", folder / "Jane Doe_123457_assignsubmission_file_autodiff.py")
+    (folder / "broken.py").write_text("def detach(self)\n    return self\n")                    # syntax error
+    (folder / "empty").mkdir()                                                                 # nothing inside
+    shutil.copy(stub, folder / "twice.py")
+    (folder / "twice").mkdir()
+    shutil.copy(stub, folder / "twice" / "autodiff.py")                                        # two submissions
+    (folder / "notes.txt").write_text("not code")                                              # not a .py
+    (folder / "cheat.py").write_text("import torch\n" + stub.read_text())                        # a forbidden import
+    out = tmp_path_factory.mktemp("out")
+    (out.parent / "canvas-roster.csv").write_text(CANVAS_ROSTER)
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--assignment",
+                           str(root / "exercises/autodiff"), "--out", str(out), "--seed", "19", "-j", "2",
+                           "--format", "canvas", "--format", "lti", "--canvas-column", "Autodiff (55)",
+                           "--roster", str(out.parent / "canvas-roster.csv")],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 1, done.stdout + done.stderr   # some could not be graded
+    return out, done

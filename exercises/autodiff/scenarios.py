@@ -83,6 +83,9 @@ ENGINE_RETAIN_IGNORED = "backward(retain_graph=True) freed its records anyway; w
 ENGINE_GRAD_OVERWRITTEN = "backward() overwrote .grad instead of adding into it (.grad accumulates across calls)"
 ENGINE_NO_AUTO_WATCH = ("the tape did not watch a leaf with requires_grad=True on its first use "
                         "(watch_accessed_variables=True watches it, like a trainable tf.Variable)")
+ENGINE_BREAKS_CONTROL = ("the provided engine gets this program wrong even with ad.Tensor(y.data) in place of your "
+                         "function, so your function cannot be checked here: restore the engine you changed (the "
+                         "provided engine's checks say what it gets wrong)")
 ENGINE_UNCONNECTED_ZEROS = ("tape.gradient() gave zeros for a source without a recorded path; that is None "
                             "unless unconnected_gradients='zero'")
 
@@ -119,14 +122,14 @@ def expect_no_error(got, *, what, wrong):
 
 
 def expect_as_control(got, control, closed, *, what, wrong=None):
-    """`got` (the task's run) is the closed form whenever the control run (the same program without the task's
-    code) gets it; otherwise the provided engine was changed, and `got` must be what the control got."""
-    if _same(control, np.asarray(closed, dtype=float)):
-        expect_close(got, closed, what=what, wrong=wrong or {})
-    else:
-        expect(_same(got, control), what=what, got=got,
-               expected=f"{describe(control)}, as the same program gives with ad.Tensor(y.data) in place of your "
-                        "function (the provided engine was changed: see its own checks)")
+    """`got` (the task's run) is the closed form. The control run (the same program with ad.Tensor(y.data) in place
+    of the task's code) must get it first: when it does not, the provided engine was changed, the task's code cannot
+    be told right or wrong here, and no points are given (a run that merely agrees with a broken control proves
+    nothing: a lying engine would agree with itself)."""
+    closed = np.asarray(closed, dtype=float)
+    expect(_same(control, closed), what=f"{what}, with ad.Tensor(y.data) in place of your function",
+           expected=describe(closed), got=control, misconception=ENGINE_BREAKS_CONTROL)
+    expect_close(got, closed, what=what, wrong=wrong or {})
 
 
 # =============================================================== Task 1: detach and stop_gradient

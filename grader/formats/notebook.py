@@ -31,7 +31,7 @@ from grader.formats.cell_statements import CellPolicy, Names, select_statements
 from grader.formats.dropped import Dropped
 from grader.formats.ipython_syntax import strip_ipython
 from grader.formats.line_map import CellLine, LineMap, Segment
-from grader.formats.source import FormatProblem, ModuleSource, ReadContext
+from grader.formats.source import FormatProblem, ModuleSource, ReadContext, syntax_error_excerpt
 
 if TYPE_CHECKING:
     from grader.spec_cache import SpecCache
@@ -216,13 +216,7 @@ def _parse(lines: tuple[str, ...], name: str, number: int, cell_id: str | None) 
 
 def format_cell_syntax_error(error: SyntaxError, where: CellLine, name: str) -> str:
     """``autodiff.ipynb, cell 7, line 3: message``, then the line and a caret, as for a ``.py``."""
-    text = f"{where.describe(name)}: {error.msg}"
-    if error.text:
-        line = error.text.rstrip("\n")
-        stripped = line.lstrip()
-        caret = max((error.offset or 1) - 1 - (len(line) - len(stripped)), 0)
-        text += f"\n    {stripped}\n    {' ' * caret}^"
-    return text
+    return f"{where.describe(name)}: {error.msg}" + syntax_error_excerpt(error)
 
 
 def _blank(lines: tuple[str, ...], dropped: list[Dropped]) -> tuple[str, ...]:

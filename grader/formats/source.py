@@ -45,6 +45,16 @@ class ReadContext:
                    cache=cache)
 
 
+def syntax_error_excerpt(error: SyntaxError) -> str:
+    """The line of a syntax error and a caret under its column, indented ("" without a line)."""
+    if not error.text:
+        return ""
+    line = error.text.rstrip("\n")
+    stripped = line.lstrip()
+    caret = max((error.offset or 1) - 1 - (len(line) - len(stripped)), 0)
+    return f"\n    {stripped}\n    {' ' * caret}^"
+
+
 class Format(Protocol):
     @property
     def name(self) -> str: ...

@@ -119,8 +119,12 @@ def _cell(column: Column, earned: float, passed: int) -> str:
     return _number(earned)
 
 
-def _guard(text: str) -> str:
+def spreadsheet_safe(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula."""
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+_guard = spreadsheet_safe
 
 
 def _number(value: float | None) -> str:

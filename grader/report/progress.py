@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from grader.progress import Progress
 
@@ -13,20 +14,24 @@ WIDTH = 79
 
 
 class ProgressDisplay:
-    def __init__(self, stream: TextIO, live: bool):
+    """Draws a progress object (anything with ``done`` and ``total``) as ``describe`` words it:
+    a batch's by default, the audit's with its own bar."""
+
+    def __init__(self, stream: TextIO, live: bool, describe: Callable[[Any], str] | None = None):
         self.stream, self.live = stream, live
+        self.describe = describe or globals()["describe"]
         self._last = 0.0
         self._drawn = False
         self._stopped = False
 
-    def update(self, progress: Progress) -> None:
+    def update(self, progress: Any) -> None:
         if self._stopped:
             return
         complete = progress.done >= progress.total
         if not self.live and not complete and time.monotonic() - self._last < PLAIN_EVERY:
             return
         self._last = time.monotonic()
-        line = describe(progress)
+        line = self.describe(progress)
         if self.live:
             self.stream.write("\r" + line.ljust(WIDTH)[:WIDTH] + ("\n" if complete else ""))
             self._drawn = not complete

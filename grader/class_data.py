@@ -1,0 +1,303 @@
+"""A class's results, condensed for its report, and the views the report shows: pure, no I/O.
+
+:func:`build_class` takes the documents of ``OUT/results`` (read by :mod:`grader.outdir`), the
+batch's ``summary.json`` and the students' identities, and keeps per student what the report
+needs (a :class:`~grader.scoring.StudentRow`, and per scenario its status, duration and any
+misconception), so a class of thousands stays small in memory. The views (:func:`status_mix`,
+:func:`misconceptions`, :func:`runtimes`, :func:`isolation_levels`, :func:`provided_changes`,
+:func:`task_scores`) are what the report's tables and plots are made of; every view counts
+graded submissions only (an ungradable one ran nothing), except isolation, which counts every
+result.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from grader.lms_names import Identity, NameSystem
+from grader.results import ProvidedChange, Status, SubmissionResult
+from grader.scoring import Column, StudentRow, summarize
+
+UNREADABLE = "its result file cannot be read (damaged or from another grader); rerun grader grade with --force"
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    id: str
+    title: str
+    task: str
+    max_points: float
+    visibility: str               # public or hidden
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    id: str
+    title: str
+    max_score: float
+
+
+@dataclass(frozen=True)
+class StudentRecord:
+    row: StudentRow
+    statuses: tuple[Status | None, ...]      # aligned with ClassData.scenarios; None: not in the result
+    durations: tuple[float | None, ...]
+    misconceptions: tuple[tuple[int, str], ...]  # (scenario index, misconception) for each failure naming one
+    isolation: tuple[str, ...] = ()
+    provided_changes: tuple[ProvidedChange, ...] | None = None   # None: not recorded
+    modified: float | None = None            # when the result was written (POSIX time)
+
+    @property
+    def student_id(self) -> str:
+        return self.row.student_id
+
+
+@dataclass
+class ClassData:
+    assignment: str
+    title: str
+    seed: int | None
+    max_score: float
+    scenarios: tuple[ScenarioInfo, ...]
+    tasks: tuple[TaskInfo, ...]
+    students: list[StudentRecord]                               # sorted by student id
+    ignored: list[dict] = field(default_factory=list)           # summary.json's: {path, why}
+    identities: dict[str, Identity] = field(default_factory=dict)
+    views: dict[str, object] = field(default_factory=dict, repr=False, compare=False)   # computed once each
+
+    @property
+    def rows(self) -> list[StudentRow]:
+        return [student.row for student in self.students]
+
+    @property
+    def graded(self) -> list[StudentRecord]:
+        return [student for student in self.students if student.row.graded]
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(Column(s.id, s.title, s.task, s.max_points) for s in self.scenarios)
+
+    def identity(self, student_id: str) -> Identity:
+        return self.identities.get(student_id) or Identity(NameSystem.PLAIN, student_id)
+
+    def summary(self) -> dict:
+        """:func:`grader.scoring.summarize` over these rows (what ``summary.json`` holds)."""
+        return summarize(self.rows, max_score=self.max_score, columns=self.columns)
+
+
+def build_class(documents: Iterable[tuple[str, dict, float | None]], summary: dict,
+                identities: dict[str, Identity] | None = None) -> ClassData:
+    """The class from its result documents ``(student_id, document, modified)`` and its summary
+    (see :class:`ClassBuilder`)."""
+    builder = ClassBuilder(summary, identities)
+    for student_id, document, modified in documents:
+        builder.add(student_id, document, modified)
+    return builder.build()
+
+
+class ClassBuilder:
+    """A class built from its result documents one at a time (each dropped once added, so a class
+    of thousands stays small), then from its summary. A document that is not a result becomes an
+    error row saying so; students in the summary's ``ungradable`` list without a result get their
+    error row from it. Scenarios are in the order the results list them (the assignment's), a
+    scenario only some results have after the others."""
+
+    def __init__(self, summary: dict, identities: dict[str, Identity] | None = None):
+        self.summary, self.identities = summary, dict(identities or {})
+        self.order: dict[str, ScenarioInfo] = {}
+        self.index: dict[str, int] = {}
+        self.lists: set[tuple[str, ...]] = set()
+        self.task_titles: dict[str, str] = {}
+        self.assignment = ""
+        self.students: list[StudentRecord] = []
+
+    def add(self, student_id: str, document: dict, modified: float | None) -> SubmissionResult | None:
+        """Add a student's stored document; returns the result it holds (None: it holds none)."""
+        result = result_of(document)
+        if result is not None:
+            self.assignment = self.assignment or result.assignment
+            ids = tuple(s.id for s in result.scenarios)
+            if ids not in self.lists:     # most results list the same scenarios: look at each list once
+                self.lists.add(ids)
+                for s in result.scenarios:
+                    if s.id not in self.order:
+                        self.index[s.id] = len(self.order)
+                        self.order[s.id] = ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value)
+                for task in result.tasks:
+                    self.task_titles.setdefault(task.id, task.title)
+        self.students.append(_record(student_id, result, "provided_changes" in document, modified, self.index,
+                                     self.summary.get("max_score")))
+        return result
+
+    def build(self) -> ClassData:
+        summary = self.summary
+        _add_summary_scenarios(self.order, summary)
+        scenarios = tuple(self.order.values())
+        max_score = summary.get("max_score")
+        if max_score is None:
+            max_score = math.fsum(scenario.max_points for scenario in scenarios)
+        empty = (None,) * len(scenarios)
+        students = [student if len(student.statuses) == len(scenarios) else
+                    replace(student, statuses=(*student.statuses, *empty)[:len(scenarios)],
+                            durations=(*student.durations, *empty)[:len(scenarios)]) for student in self.students]
+        seen = {student.student_id for student in students}
+        for entry in summary.get("ungradable") or ():
+            student_id = entry.get("student_id")
+            if isinstance(student_id, str) and student_id not in seen:
+                seen.add(student_id)
+                row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
+                students.append(StudentRecord(row, empty, empty, ()))
+        students.sort(key=lambda student: student.student_id)
+        tasks = tuple(TaskInfo(task, self.task_titles.get(task, task),
+                               math.fsum(s.max_points for s in scenarios if s.task == task))
+                      for task in dict.fromkeys(s.task for s in scenarios))
+        return ClassData(str(summary.get("assignment") or self.assignment), str(summary.get("title") or ""),
+                         summary.get("seed"), float(max_score), scenarios, tasks, students,
+                         list(summary.get("ignored") or ()), self.identities)
+
+
+def result_of(document: dict) -> SubmissionResult | None:
+    """The result a stored document holds (its derived views left out), or None when it holds none."""
+    try:
+        return SubmissionResult.from_dict({k: v for k, v in document.items() if k in SubmissionResult.field_names()})
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _record(student_id: str, result: SubmissionResult | None, recorded_changes: bool, modified: float | None,
+            index: dict[str, int], max_score: float | None) -> StudentRecord:
+    empty = (None,) * len(index)
+    if result is None:
+        return StudentRecord(StudentRow.of(student_id, None, UNREADABLE, max_score), empty, empty, (), (), None,
+                             modified)
+    statuses: list[Status | None] = [None] * len(index)
+    durations: list[float | None] = [None] * len(index)
+    found: list[tuple[int, str]] = []
+    for scenario in result.scenarios:
+        i = index.get(scenario.id)
+        if i is None:
+            continue
+        statuses[i], durations[i] = scenario.status, scenario.duration
+        if not scenario.passed and scenario.feedback.misconception:
+            found.append((i, sys.intern(scenario.feedback.misconception)))
+    return StudentRecord(StudentRow.of(student_id, result, None), tuple(statuses), tuple(durations), tuple(found),
+                         tuple(sys.intern(level) for level in result.isolation),
+                         # Results before schema version 2 do not record provided_changes at all.
+                         result.provided_changes if recorded_changes else None, modified)
+
+
+def _add_summary_scenarios(order: dict[str, ScenarioInfo], summary: dict) -> None:
+    """The summary's scenarios no result lists (a batch where nothing could be graded)."""
+    points = {s.get("id"): s.get("max_points") for s in (summary.get("statistics") or {}).get("scenarios", ())}
+    for s in summary.get("scenarios") or ():
+        if s.get("id") not in order:
+            order[s["id"]] = ScenarioInfo(s["id"], s.get("title", ""), s.get("task", ""),
+                                          float(points.get(s["id"]) or 0.0), "public")
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _once(view):
+    """A view is computed once per class (the tables and the page both show it)."""
+    def cached(data: ClassData):
+        if view.__name__ not in data.views:
+            data.views[view.__name__] = view(data)
+        return data.views[view.__name__]
+    cached.__name__, cached.__doc__ = view.__name__, view.__doc__
+    return cached
+
+
+@_once
+def status_mix(data: ClassData) -> list[Counter]:
+    """Per scenario, how many graded submissions ended in each status."""
+    mix: list[Counter] = [Counter() for _ in data.scenarios]
+    for student in data.graded:
+        for i, status in enumerate(student.statuses):
+            if status is not None:
+                mix[i][status] += 1
+    return mix
+
+
+@dataclass(frozen=True)
+class Misconception:
+    text: str
+    students: int                          # graded submissions that showed it (once each)
+    scenarios: tuple[tuple[str, int], ...]  # (scenario id, submissions showing it there), most first
+
+
+@_once
+def misconceptions(data: ClassData) -> list[Misconception]:
+    """Every misconception a failure named, with how many submissions showed it and where; most first."""
+    students: Counter = Counter()
+    where: dict[str, Counter] = {}
+    for student in data.graded:
+        for text in {text for _, text in student.misconceptions}:
+            students[text] += 1
+        for i, text in set(student.misconceptions):
+            where.setdefault(text, Counter())[data.scenarios[i].id] += 1
+    order = {s.id: i for i, s in enumerate(data.scenarios)}
+    return sorted((Misconception(text, count, tuple(sorted(where[text].items(), key=lambda kv: (-kv[1], order[kv[0]]))))
+                   for text, count in students.items()), key=lambda m: (-m.students, m.text))
+
+
+@dataclass(frozen=True)
+class Runtime:
+    scenario: str
+    runs: int
+    median: float | None
+    p90: float | None
+    max: float | None
+
+
+@_once
+def runtimes(data: ClassData) -> list[Runtime]:
+    """Per scenario, the wall-clock durations of its runs in graded submissions (seconds)."""
+    times: list[list[float]] = [[] for _ in data.scenarios]
+    for student in data.graded:
+        for i, (status, duration) in enumerate(zip(student.statuses, student.durations)):
+            if status not in (None, Status.NOT_RUN) and duration is not None:
+                times[i].append(duration)
+    return [Runtime(s.id, len(t), statistics.median(t) if t else None, _quantile(t, 0.9) if t else None,
+                    max(t) if t else None) for s, t in zip(data.scenarios, times)]
+
+
+def isolation_levels(data: ClassData) -> list[tuple[tuple[str, ...], int]]:
+    """Each isolation the sandbox reported, with how many results had it; most first."""
+    seen = Counter(student.isolation for student in data.students if student.row.has_result)
+    return sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def provided_changes(data: ClassData) -> tuple[bool, list[tuple[str, tuple[ProvidedChange, ...]]]]:
+    """Whether any result records changes to the provided engine, and the submissions with some."""
+    recorded = [student for student in data.students if student.provided_changes is not None]
+    return bool(recorded), [(s.student_id, s.provided_changes) for s in recorded if s.provided_changes]
+
+
+def task_scores(data: ClassData) -> dict[str, list[float]]:
+    """Per task, the graded submissions' points on it."""
+    by_task: dict[str, list[int]] = {}
+    for i, scenario in enumerate(data.scenarios):
+        by_task.setdefault(scenario.task, []).append(i)
+    scores: dict[str, list[float]] = {task.id: [] for task in data.tasks}
+    for student in data.graded:
+        earned = {column.id: value for column, value in zip(student.row.columns, student.row.points)}
+        for task, indices in by_task.items():
+            values = (earned.get(data.scenarios[i].id, 0.0) for i in indices)
+            scores.setdefault(task, []).append(math.fsum(0.0 if math.isnan(v) else v for v in values))
+    return scores
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The q-quantile by linear interpolation between order statistics (numpy's default)."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+

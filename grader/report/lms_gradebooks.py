@@ -1,0 +1,242 @@
+"""Gradebooks each LMS imports as they are: Canvas's gradebook CSV, Moodle's grade import CSV and
+LTI 1.3 Assignment and Grade Services scores. Pure functions over a class
+(:class:`~grader.class_data.ClassData`), an optional roster and the options.
+
+Which student each row is for comes from the download's names (:mod:`grader.lms_names`: a
+Canvas user id, a Moodle participant id) or from a roster exported from the LMS
+(:mod:`grader.roster`); a student no rule can match is left out of the file, and listed with why
+(:attr:`Gradebook.left_out`), never guessed. Every student in the file has a score: an ungradable
+submission scores 0 with its reason (Canvas and Moodle read an empty cell as "no grade", which
+keeps an old grade or clears it), except in LTI, where it is ``gradingProgress: Failed``.
+
+The importers' rules these files follow, from their code and specifications:
+
+* **Canvas** (``GradebookImporter``): the header's first cells are ``Student``, ``ID``, ``SIS
+  User ID``, ``SIS Login ID``, ``Section``; a row whose first cell holds ``Points Possible`` gives
+  each assignment's points; a student is found by ``ID`` (the user id), else by SIS User ID, SIS
+  Login ID, then name. An assignment column named ``Title (123)`` (a space, then the id in
+  parentheses: ``/\\A(.*)\\s\\((\\d+)\\)\\z/``) updates assignment 123; any other name updates the
+  assignment of that exact title, or creates one. Columns whose name contains ``Current Score``,
+  ``Final Grade`` and the like are read-only totals and dropped. An empty cell changes nothing.
+* **Moodle** (Grades > Import > CSV file): one column identifies the user ("Map from"), matched
+  ("Map to") on the user's email address, ID number or username; an unknown user aborts the whole
+  import, so every row here has one. The grade column maps to the assignment's grade item (points
+  on its scale, at most the site's *gradepointmax*, 100 by default); the feedback column maps to
+  "Feedback for" that item, which Moodle shows as HTML (so it is escaped).
+* **LTI AGS** (Score publish service, ``application/vnd.ims.lis.v1.score+json``): ``userId``,
+  ``scoreGiven``, ``scoreMaximum`` (present when scoreGiven is), ``comment``, ``timestamp`` (ISO
+  8601 with sub-second precision), ``activityProgress`` and ``gradingProgress``. A platform keeps
+  a score only when ``gradingProgress`` is ``FullyGraded``; with ``Failed`` it ignores
+  ``scoreGiven`` (Canvas documents this), and it refuses a score older than the one it holds.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from html import escape
+
+from grader.class_data import ClassData, StudentRecord
+from grader.errors import UsageError
+from grader.lms_names import NameSystem
+from grader.report.gradebook import spreadsheet_safe
+from grader.report.text import points
+from grader.roster import Roster, RosterEntry
+
+
+class LmsFormat(str, Enum):
+    CANVAS = "canvas"
+    MOODLE = "moodle"
+    LTI = "lti"
+
+    @property
+    def file_name(self) -> str:
+        return {"canvas": "canvas.csv", "moodle": "moodle.csv", "lti": "lti-scores.jsonl"}[self.value]
+
+
+class MoodleIdentity(str, Enum):
+    """The user field Moodle's CSV import matches a row on (its "Map to")."""
+
+    EMAIL = "email"
+    IDNUMBER = "idnumber"
+    USERNAME = "username"
+
+    @property
+    def header(self) -> str:
+        return {"email": "Email address", "idnumber": "ID number", "username": "Username"}[self.value]
+
+
+CANVAS_STUDENT_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_RESERVED = (*CANVAS_STUDENT_COLUMNS, "LastName", "FirstName", "Integration ID", "Root Account")
+CANVAS_READ_ONLY = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points", "Final Grade",
+                    "Override Score", "Override Grade", "Override Status")
+CANVAS_TITLE_AND_ID = re.compile(r"\A(.*)\s\((\d+)\)\Z", re.DOTALL)
+MOODLE_GRADE_POINT_MAX = 100      # Moodle's default gradepointmax
+_CANVAS_KEYS = ("canvas_id", "sis_user_id", "sis_login_id")   # what a plain student id may be, in a Canvas roster
+
+
+@dataclass(frozen=True)
+class GradebookOptions:
+    canvas_column: str | None = None              # default: the assignment's title
+    moodle_identity: MoodleIdentity = MoodleIdentity.EMAIL
+    roster: Roster | None = None
+
+
+@dataclass
+class Gradebook:
+    format: LmsFormat
+    text: str
+    rows: int                                                     # students in the file
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (student id, why)
+    notes: list[str] = field(default_factory=list)
+
+
+def canvas_column_problem(column: str) -> str | None:
+    """Why Canvas's importer would not read ``column`` as the one assignment's column, or None."""
+    if not column.strip() or "\n" in column or "\r" in column:
+        return "--canvas-column must be one line of text, the assignment's title, ideally 'Title (assignment id)'"
+    if column.strip() in CANVAS_RESERVED:
+        return f"--canvas-column {column!r} is one of Canvas's student columns; give the assignment's title"
+    clash = next((name for name in CANVAS_READ_ONLY if name in column), None)
+    if clash:
+        return (f"--canvas-column {column!r} contains {clash!r}: Canvas's importer drops such columns as read-only "
+                "totals; give the assignment's own title")
+    if re.search(r"\S\(\d+\)\Z", column):
+        spaced = re.sub(r"[(](\d+)[)]$", r" (\1)", column)
+        return f"--canvas-column {column!r}: Canvas reads the assignment id only after a space, as in {spaced!r}"
+    return None
+
+
+def render(data: ClassData, lms: LmsFormat, options: GradebookOptions, now: datetime) -> Gradebook:
+    """The gradebook of ``lms`` for ``data``; ``now``: the timestamp of scores without a result file."""
+    if lms is LmsFormat.CANVAS:
+        return _canvas(data, options)
+    if lms is LmsFormat.MOODLE:
+        return _moodle(data, options)
+    return _lti(data, options, now)
+
+
+def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
+    column = options.canvas_column or data.title or data.assignment
+    problem = canvas_column_problem(column)
+    if problem:
+        raise UsageError(problem)
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow([*CANVAS_STUDENT_COLUMNS, column])
+    writer.writerow(["Points Possible", "", "", "", "", points(data.max_score)])
+    book = Gradebook(LmsFormat.CANVAS, "", 0)
+    for student in data.students:
+        entry, why = _canvas_entry(data, student, options.roster)
+        if entry is None:
+            book.left_out.append((student.student_id, why))
+            continue
+        writer.writerow([spreadsheet_safe(entry.name), entry.canvas_id, entry.sis_user_id,
+                         spreadsheet_safe(entry.sis_login_id), spreadsheet_safe(entry.section),
+                         points(student.row.score)])
+        book.rows += 1
+    if not CANVAS_TITLE_AND_ID.match(column):
+        book.notes.append(f"the column {column!r} names no assignment id, so Canvas updates the assignment of exactly "
+                          "that title or creates a new one; pass --canvas-column 'Title (assignment id)' to be sure")
+    book.text = stream.getvalue()
+    return book
+
+
+def _canvas_entry(data: ClassData, student: StudentRecord, roster: Roster | None) -> tuple[RosterEntry | None, str]:
+    identity = data.identity(student.student_id)
+    if identity.system is NameSystem.CANVAS and identity.lms_id:
+        found = roster.by_canvas_id(identity.lms_id) if roster else None
+        return found or RosterEntry(name=identity.display_name, canvas_id=identity.lms_id), ""
+    if roster is not None and identity.system is NameSystem.PLAIN:
+        found = roster.matching(student.student_id, _CANVAS_KEYS)
+        if found is not None and found.canvas_id:
+            return found, ""
+        return None, f"not in {roster.source} as an ID, SIS User ID or SIS Login ID"
+    if identity.system is NameSystem.CANVAS:
+        return None, "an anonymous Canvas download has no user id; grade a download with names shown"
+    if identity.system is NameSystem.MOODLE:
+        return None, "a Moodle download's name, not a Canvas one"
+    return None, "no Canvas user id in the name; pass --roster with the gradebook exported from Canvas"
+
+
+def _moodle(data: ClassData, options: GradebookOptions) -> Gradebook:
+    field_name = options.moodle_identity.value
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    grade_column = data.title or data.assignment
+    writer.writerow([options.moodle_identity.header, grade_column, "Feedback"])
+    book = Gradebook(LmsFormat.MOODLE, "", 0)
+    roster = options.roster
+    for student in data.students:
+        identity = data.identity(student.student_id)
+        value, why = "", ""
+        if identity.system is NameSystem.MOODLE:
+            entry = roster.by_participant(identity.lms_id or "") if roster else None
+            value = getattr(entry, field_name) if entry else ""
+            why = (f"participant {identity.lms_id} has no {options.moodle_identity.header} in {roster.source}"
+                   if roster else "Moodle's download names give participant ids, which its grade import cannot match; "
+                   "pass --roster with the assignment's grading worksheet")
+        elif identity.system is NameSystem.PLAIN:
+            entry = roster.matching(student.student_id, (field_name,)) if roster else None
+            value = getattr(entry, field_name) if entry else ("" if roster else student.student_id)
+            why = f"not in {roster.source} as an {options.moodle_identity.header}" if roster else ""
+        else:
+            why = "a Canvas download's name, not a Moodle one"
+        if not value:
+            book.left_out.append((student.student_id, why))
+            continue
+        writer.writerow([spreadsheet_safe(value), points(student.row.score), _feedback(student, html=True)])
+        book.rows += 1
+    if data.max_score > MOODLE_GRADE_POINT_MAX:
+        book.notes.append(f"the maximum score {points(data.max_score)} is above Moodle's default gradepointmax "
+                          f"({MOODLE_GRADE_POINT_MAX}): raise it, or the import stops at the first grade above it")
+    if roster is None and any(data.identity(s.student_id).system is NameSystem.PLAIN for s in data.students):
+        book.notes.append(f"the student ids are taken as the {options.moodle_identity.header} Moodle matches on; "
+                          "pass --roster when they are not")
+    book.text = stream.getvalue()
+    return book
+
+
+def _lti(data: ClassData, options: GradebookOptions, now: datetime) -> Gradebook:
+    lines = []
+    book = Gradebook(LmsFormat.LTI, "", 0)
+    roster = options.roster
+    for student in data.students:
+        identity = data.identity(student.student_id)
+        user_id = ""
+        if identity.system is NameSystem.CANVAS and identity.lms_id:
+            user_id = identity.lms_id
+        elif identity.system is NameSystem.PLAIN:
+            entry = roster.matching(student.student_id, _CANVAS_KEYS) if roster else None
+            user_id = entry.canvas_id if entry else ("" if roster else student.student_id)
+        if not user_id:
+            book.left_out.append((student.student_id, "no LMS user id: a Moodle participant id or an anonymous "
+                                  "Canvas id is not one" if identity.system is not NameSystem.PLAIN
+                                  else f"not in {options.roster.source if options.roster else 'the roster'}"))
+            continue
+        when = datetime.fromtimestamp(student.modified, UTC) if student.modified is not None else now
+        score = {"userId": user_id, "scoreGiven": student.row.score,
+                 "scoreMaximum": student.row.max_score or data.max_score,
+                 "comment": _feedback(student, html=False), "timestamp": when.isoformat(timespec="milliseconds"),
+                 "activityProgress": "Completed",
+                 "gradingProgress": "FullyGraded" if student.row.graded else "Failed"}
+        lines.append(json.dumps(score, ensure_ascii=False, allow_nan=False))
+        book.rows += 1
+    book.text = "".join(line + "\n" for line in lines)
+    return book
+
+
+def _feedback(student: StudentRecord, html: bool) -> str:
+    """One line: the score, and how many scenarios passed, or why it could not be graded."""
+    row = student.row
+    if row.error is not None:
+        text = f"0 points: could not be graded: {row.error}"
+    else:
+        text = (f"{points(row.score)}/{points(row.max_score or 0)} points, {sum(row.passed)} of {len(row.passed)} "
+                "scenarios passed")
+    return escape(text, quote=False) if html else text
