@@ -25,7 +25,8 @@ from pathlib import Path
 from queue import Queue
 
 import pytest
-from attacks import ATTACKS, ROOT, Attack
+
+from .attacks import ATTACKS, ROOT, Attack
 
 ASSIGNMENT = ROOT / "exercises" / "autodiff"
 HIDDEN = ROOT / "solutions" / "autodiff"

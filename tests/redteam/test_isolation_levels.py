@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from attacks import BY_ID
-from conftest import ASSIGNMENT, REFERENCE, sandbox_processes
 
 from grader.sandbox.isolation import NPROC_HEADROOM, IsolationPlan, plan_isolation
 from grader.sandbox.landlock import abi_version
+
+from .attacks import BY_ID
+from .conftest import ASSIGNMENT, REFERENCE, sandbox_processes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the levels are compared as root (CI)")
 

@@ -16,8 +16,9 @@ import time
 
 import jsonschema
 import pytest
-from attacks import ATTACKS, ROOT
-from conftest import ASSIGNMENT, CANARY_TEXT, CLI_SECONDS, GRADER, LIBRARY_SECONDS, SECRET_MARKERS, sandbox_processes
+
+from .attacks import ATTACKS, ROOT
+from .conftest import ASSIGNMENT, CANARY_TEXT, CLI_SECONDS, GRADER, LIBRARY_SECONDS, SECRET_MARKERS, sandbox_processes
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 TASKS = ("detach", "tape")

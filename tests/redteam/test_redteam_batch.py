@@ -18,8 +18,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from attacks import BY_ID, ROOT
-from conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
+
+from .attacks import BY_ID, ROOT
+from .conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 UID_BASE = 62200

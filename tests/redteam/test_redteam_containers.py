@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from attacks import BY_ID, STUB, Attack
-from conftest import ASSIGNMENT, GRADER, HIDDEN, REFERENCE, sandbox_processes
+
+from .attacks import BY_ID, STUB, Attack
+from .conftest import ASSIGNMENT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="sandbox users need root (CI runs as root)")
 

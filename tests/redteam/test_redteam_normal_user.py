@@ -22,8 +22,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from attacks import BY_ID, ROOT
-from conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners, sandbox_processes
+
+from .attacks import BY_ID, ROOT
+from .conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners, sandbox_processes
 
 USER = "grader-redteam"
 PYTHON_VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
