@@ -145,3 +145,27 @@ def test_a_frame_is_compact_strict_json_behind_its_length():
     assert body == b'{"kind":"result","index":3,"observations":[1.5,"\\u00e9"]}'
     with pytest.raises(ValueError):
         frame({"observations": math.nan})
+
+
+def test_strings_from_the_sandbox_are_cut_and_keys_too():
+    from grader.sandbox.encoding import MAX_STR
+    long = "p" * (MAX_STR + 5000)
+    back = decode(json.dumps({"text": long, long: 1, "raised": {"__raised__": {
+        "type": "E" * 500, "message": long, "mro": ["E"], "traceback": long}}}).encode())
+    assert back["text"] == "p" * MAX_STR + "... [5,000 more characters]"
+    assert "p" * MAX_STR + "... [5,000 more characters]" in back
+    raised = back["raised"]
+    assert len(raised.type) == 200 and raised.message.endswith("[5,000 more characters]")
+    assert raised.traceback.endswith("[5,000 more characters]")
+
+
+def test_lone_surrogates_are_replaced_everywhere_so_any_writer_can_write():
+    # "\ud800" is valid JSON, and a str that no UTF-8 writer accepts: it once ended every batch.
+    body = (b'{"s": "a\\ud800b", "\\udfff": ["\\udcff"], "pair": "\\ud83d\\ude00",'
+            b' "e": {"__raised__": {"type": "E\\ud800", "message": "m\\udc00", "mro": ["\\ud800"],'
+            b' "traceback": "t\\udbff"}}, "o": {"__opaque__": {"type": "T\\ud800", "repr": "r\\ud800"}}}')
+    back = decode(body)
+    assert back["s"] == "a\ufffdb" and back["\ufffd"] == ["\ufffd"] and back["pair"] == "\U0001f600"
+    assert back["e"].message == "m\ufffd" and back["e"].type == "E\ufffd" and back["e"].mro == ("\ufffd",)
+    assert back["o"].repr == "r\ufffd"
+    json.dumps(back["s"], ensure_ascii=False).encode("utf-8")   # strict: no error

@@ -277,13 +277,17 @@ def test_a_strays_output_never_reaches_a_later_scenario(mini, tmp_path):
 
 
 def test_escaped_grandchild_is_killed_when_the_scenario_ends(mini, tmp_path):
+    # In its own PID namespace the sandbox sees pids of its own: the grandchild tells its pid in
+    # the grader's namespace (/proc is the grader's, so /proc/self names it there).
     body = """\
         import os, sys, time
+        told, tell = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.setsid()
+            os.write(tell, os.readlink("/proc/self").encode())
             time.sleep(10**6)
-        print("grandchild", pid); sys.stdout.flush()
+        print("grandchild", os.read(told, 32).decode()); sys.stdout.flush()
         return np.asarray(x) ** 2
         """
     result = grade_submission(submit(tmp_path, with_square(body)), mini, seed=1)

@@ -302,5 +302,5 @@ def _by_task(jobs: Iterable[GradingJob], assignment: Assignment, scope: Scope) -
 def _requirement_of(level: tuple[str, ...]) -> Requirement:
     """The requirement a level meets exactly: what every later worker and result must reach."""
     abis = [int(name.removeprefix("landlock-v")) for name in level if name.startswith("landlock-v")]
-    return Requirement(uid_drop="uid-drop" in level, landlock=max(abis, default=0))
+    return Requirement(uid_drop="uid-drop" in level, landlock=max(abis, default=0), seccomp="seccomp" in level)
 

@@ -1,5 +1,9 @@
-"""The sandbox: where student code runs (``child.py``) and how the grader drives it (``launcher.py``).
+"""The sandbox: where student code runs and how the grader drives it.
 
-``child.py`` and the modules it imports by path (``framing``, ``encoding``, ``landlock``, ``proctree``) use only
-the standard library, so the child never needs the ``grader`` package.
+Child side (a clean interpreter; these use only the standard library and import each other by
+path, so the child never needs the ``grader`` package): ``child`` (the warden), ``container`` (each
+zygote's keeper and reaper), ``zygote`` (the zygote and its scenario processes), ``namespaces``,
+``seccomp``, ``landlock``, ``proctree``, ``cleanup``, ``framing``, ``encoding``.
+Grader side: ``launcher`` (the Sandbox), ``link`` (one zygote's pipes), ``intake`` (what the grader
+accepts), ``spawn``, ``isolation``, ``cgroups``, ``uids``, ``decoding``, ``safe_text``.
 """

@@ -1,331 +1,332 @@
-"""The sandbox child: the only place student code ever runs.
+"""The sandbox child: its entry point and the warden, which serves one zygote's container at a time.
 
-Started by the grader as ``python -I -S -B -u -c BOOT child.py NUMPY_DIR FD...`` (BOOT imports
+Started by the grader as ``python -I -S -B -u -c BOOT child.py NUMPY_DIR CONTROL`` (BOOT imports
 this file and calls :func:`main`; see ``spawn.py``): a clean interpreter, never a fork of the
-grader, with a scrubbed environment, stdin on /dev/null, stdout/stderr on capture pipes, and pipes
-of its own (the FDs: job, results, lifeline, status, then the scenarios' output channels). Three
-roles, one process tree::
+grader, with a scrubbed environment and stdin on /dev/null, holding one descriptor of the grader's:
+CONTROL, a Unix socket pair's end. Roles, one process tree::
 
-    warden    trusted: a child subreaper, so every orphan below stays in its subtree. Imports
-              numpy, then serves jobs one at a time: reads a job (limits, the submission's path;
-              never a program, check or expected value), forks a zygote for it, reaps until that
-              zygote is gone, reports its exit, and waits for the next job. On the grader's death
-              (its lifeline pipe closes) kills the subtree, removes the job folder and exits.
-              Never runs student code, so every zygote starts from the same clean state.
-    zygote    fork of the warden: sets resource limits, applies Landlock, drops to the sandbox
-              user (as root), blocks forbidden imports, and only then imports the student's
-              module. Then, per "run" command (which carries that one program and the output
-              channel to use), one after the other, forks one
-    scenario  process that runs the program (compiled by the grader) and writes exactly one
-              framed result, its stdout and stderr on the run's output channel.
+    warden    trusted, a child subreaper. Imports numpy, then serves one zygote at a time: on a
+              "start" from the grader (the plan: limits, sandbox user, Landlock paths, the cgroup
+              to join; with the zygote's own fresh pipes attached, never a byte of the job) it
+              forks that zygote's container, reaps until the container is empty, kills what is
+              left, and reports. On the grader's death (the socket closes) it kills everything,
+              removes the job folder and exits.
+    reaper,   the trusted processes of each zygote's container (see ``container.py``): the
+    keeper    reaper is process 1 of new PID and network namespaces (the zygote is process 2);
+              an ordinary user's keeper makes them inside a user namespace.
+    zygote    see ``zygote.py``: imports the student's module and forks one process per scenario.
 
-Everything after the student's import is untrusted, so nothing here decides anything: the
-grader checks every byte it gets back against values that never enter this process.
-Standard library (and numpy) only; the sibling modules are imported by path.
+Without a PID namespace (refused by the kernel, or not planned) there is no reaper: orphans come to
+the warden, which kills what its subtree holds, and (as root) every process of the sandbox uid.
+The warden never runs student code and never holds job data, so every zygote starts from the same
+clean state and no byte of one submission is in the next one's memory. Standard library (and
+numpy) only; the sibling modules are imported by path.
 """
 
-import importlib.machinery
-import importlib.util
 import json
-import linecache
 import os
-import resource
-import selectors
+import select
 import signal
+import struct
 import sys
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import encoding
-import framing
+import cleanup
+import container
 import landlock
+import namespaces
 import proctree
+import zygote
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_DUMPABLE = 4
+_FDS_MAX = 32           # descriptors one start message may carry
+_START_MAX = 1 << 20    # bytes of one start message
 
 
-def attempt(action):
-    """Run ``action()``; return its value, or the exception it raised (sent as a record)."""
-    try:
-        return action()
-    except Exception as error:
-        return error
+def main(argv):
+    """``argv``: numpy's folder, the control socket's descriptor and (as root) the sandbox uid, as
+    spawn.py passes them."""
+    os.chdir("/")  # spawned in the grader's working folder: hold none of its folders
+    numpy_dir, control = argv[0], int(argv[1])
+    uid = int(argv[2]) if len(argv) > 2 else None
+    # posix_spawn passes on whatever is inheritable in the grader, such as a descriptor its own
+    # parent left open (a CI runner's log): none may reach student code.
+    zygote.close_all_but({0, 1, 2, control})
+    sys.path.append(numpy_dir)  # started with -S: numpy's folder, and nothing else from site
+    Warden(control, uid).serve()
 
 
-def plain(value):
-    """The plain data of what a program observed: a tensor's values (the ``data`` array of any
-    object that has one), each item of an exact list or tuple, anything else as it is. Never
-    raises: a wrong value comes back as itself, for the check to describe (a scenario's own code
-    must not fail on a student's wrong answer)."""
-    try:
-        kind = type(value)
-        if kind is list or kind is tuple:
-            return kind(plain(item) for item in value)
-        numpy = sys.modules["numpy"]
-        if kind is not numpy.ndarray:
-            data = getattr(value, "data", None)
-            if type(data) is numpy.ndarray:
-                return data
-    except Exception:
-        pass
-    return value
+class Warden:
+    """Serves zygotes one after the other, each in a fresh fork of this clean process."""
 
+    def __init__(self, control_fd, uid=None):
+        import _socket
+        zygote.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        # Not dumpable: its /proc files become root's, so no process of its uid (a sandbox without
+        # Landlock, as an ordinary user) can open /proc/<warden>/mem or ptrace it. Its forks inherit this.
+        zygote.prctl(_PR_SET_DUMPABLE, 0)
+        self.current: dict = {}   # the container being served (empty: none), see _start
+        self.cleaned_uids = set()  # sandbox uids whose leftovers (of an earlier grader) are gone
+        if uid is not None:  # now, while the grader starts up, and while this image is small
+            self._kill_uid(uid)
+            self.cleaned_uids.add(uid)
+        import numpy  # noqa: F401  preloaded once, shared by every fork below
+        self.control = _socket.socket(fileno=control_fd)
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.reachable = False
+        self.held_cgroups = set()
+        self.home = namespaces.home() if os.geteuid() == 0 else {}  # to come back after making new ones
+        self.network = namespaces.empty_network(self.home) if self.home else None
+        zygote.seccomp.prepare()
 
-# --------------------------------------------------------------------------- plumbing
-
-def _send(fd, message):
-    _write_all(fd, framing.frame(message))
-
-
-def _write_all(fd, data):
-    while data:
-        data = data[os.write(fd, data):]
-
-
-def _receive(fd):
-    """One framed message from the grader (trusted), or None at end of file."""
-    header = _read_exactly(fd, framing.HEADER.size)
-    if header is None:
-        return None
-    body = _read_exactly(fd, framing.HEADER.unpack(header)[0])
-    return None if body is None else json.loads(body)
-
-
-def _read_exactly(fd, size):
-    """``size`` bytes from ``fd``, or None at end of file before them."""
-    data = os.read(fd, size) if size else b""
-    if len(data) == size:  # the usual case: all of it in one read, nothing to join
-        return data
-    chunks, remaining = [data], size - len(data)
-    while remaining:
-        chunk = os.read(fd, remaining)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def _close_inherited(keep):
-    """Close every descriptor above stderr but ``keep``. posix_spawn passes on whatever is
-    inheritable in the grader, such as a descriptor its own parent left open (a CI runner's log):
-    no student code may hold one."""
-    for fd in map(int, os.listdir("/proc/self/fd")):
-        if fd > 2 and fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:  # the listing's own descriptor, closed already
-                pass
-
-
-def _prctl(option, value):
-    import ctypes
-    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-
-
-# --------------------------------------------------------------------------- warden
-
-def warden(config):
-    """Serve jobs one after the other, each in a fresh zygote forked from this clean process."""
-    fds = config["fds"]
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    import numpy  # noqa: F401  preloaded once, shared by every fork below
-
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    watch = selectors.DefaultSelector()
-    watch.register(fds["lifeline"], selectors.EVENT_READ)
-    watch.register(wake_r, selectors.EVENT_READ)
-    job_dir = None
-    reachable = False
-    while True:
-        job = _next_job(fds, watch, wake_r, job_dir)
-        job_dir = job["job_dir"]
-        if job.get("uid") is not None and not reachable:
-            _keep_imports_reachable()  # once, here: every zygote inherits it
-            reachable = True
-        if job.get("landlock"):
-            _read_rules(job["landlock"]["read"])  # opened once, here: every zygote inherits them
-        zygote_pid = os.fork()
-        if zygote_pid == 0:
-            os.close(fds["lifeline"])
-            os.close(fds["status"])
-            watch.close()
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            zygote(config, job)  # never returns
-        _send(fds["status"], {"zygote": zygote_pid})
-        status = _watch_zygote(zygote_pid, fds, watch, wake_r, job_dir)
-        how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
-        _send(fds["status"], {"exited": zygote_pid, **how})
-
-
-def _next_job(fds, watch, wake_r, job_dir):
-    """Wait for the next job message, reaping orphans meanwhile. Stale run commands (sent to a
-    zygote that died before reading them) are skipped."""
-    watch.register(fds["job"], selectors.EVENT_READ)
-    try:
+    def serve(self):
         while True:
-            for key, _ in watch.select():
-                if key.fd == fds["job"]:
-                    message = _receive(fds["job"])
-                    if message is None:
-                        _retire(job_dir)
-                    if message.get("kind") == "job":
-                        return message
-                else:
-                    _wake(key.fd, fds, wake_r, job_dir)
-                    _reap()
-    finally:
-        watch.unregister(fds["job"])
+            readable, _, _ = select.select([self.control.fileno(), self.wake_r], [], [])
+            if self.wake_r in readable:
+                os.read(self.wake_r, 4096)
+                self._reap()
+            if self.control.fileno() in readable:
+                self._command()
 
+    # ------------------------------------------------------------------ commands
 
-def _watch_zygote(zygote_pid, fds, watch, wake_r, job_dir):
-    """Reap orphans until the zygote itself has exited; returns its wait status."""
-    while True:
-        for key, _ in watch.select():
-            _wake(key.fd, fds, wake_r, job_dir)
+    def _command(self):
+        try:
+            body, ancillary, _, _ = self.control.recvmsg(_START_MAX, _socket_space())
+        except InterruptedError:
+            return
+        except OSError:
+            body = b""
+        fds = _received_fds(ancillary)
+        if not body:  # the grader is gone (or done)
+            self._retire()
+        message = json.loads(body)
+        if message.get("kind") == "start":
+            if self.current:  # the grader moved on without waiting: end the old one first
+                self._kill_current()
+                status = os.waitpid(self.current["top"], 0)[1]
+                if self.current["reaper"] is not None:
+                    os.waitpid(self.current["reaper"], 0)
+                self._finish(status)
+            self._start(message["plan"], fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+
+    def _start(self, plan, fds):
+        """Fork the container for one zygote; tell the grader the zygote's pid and its reaper's."""
+        uid = plan.get("uid")
+        if uid is not None and uid not in self.cleaned_uids:
+            # This uid is ours now (the grader holds its lock): any process of it is a leftover.
+            self._kill_uid(uid)
+            self.cleaned_uids.add(uid)
+        if uid is not None and not self.reachable:
+            _keep_imports_reachable()  # once, here: every zygote inherits it
+            self.reachable = True
+        if plan.get("landlock"):
+            plan["landlock_rules"] = _read_rules(plan["landlock"]["read"])  # opened once, here
+        self._hold_memory_cgroup(plan)
+        names = ("job", "results", "stdout", "stderr")
+        given = dict(zip(names, fds))
+        given["channels"] = [tuple(fds[at:at + 2]) for at in range(len(names), len(fds) - 1, 2)]
+        kept = {fd for fd, _ in plan.get("landlock_rules", ())} | set(_REACH_FDS)
+        reaper = report_r = None
+        contained: list[str] = []
+        if plan.get("namespaces") and os.geteuid() != 0:
+            # An ordinary user's namespaces come inside a user namespace, made by a fork of its own.
+            report_r, report_w = os.pipe()
+            top = os.fork()
+            if top == 0:
+                os.close(report_r)
+                container.keeper(plan, given, kept, report_w)  # never returns
+            os.close(report_w)
+            told = container.records(report_r, need=("R", "Z"))
+            os.close(report_r)
+            reaper, zygote_pid = told.get("R", -1), told.get("Z", -1)
+            reaper = reaper if reaper > 0 else None
+        else:
+            if plan.get("namespaces"):
+                # For the next forks only: the warden returns to its own namespaces right after.
+                contained = namespaces.enter(as_root=True, network=self.network)
+            if namespaces.NAMES[namespaces.CLONE_NEWPID] in contained:
+                reaper = os.fork()  # process 1 of the new PID namespace
+                if reaper == 0:
+                    container.reaper()  # never returns
+            top = os.fork()  # the zygote: process 2 there, or an ordinary child of this subreaper
+            if top == 0:
+                zygote.run(plan, given, kept, contained, join=True)  # never returns
+            if plan.get("namespaces"):
+                namespaces.leave(self.home)
+            zygote_pid = top
+        for fd in fds:
+            os.close(fd)
+        self.current = {"top": top, "zygote": zygote_pid, "reaper": reaper if os.geteuid() == 0 else None,
+                        "uid": uid, "job_dir": plan.get("job_dir"), "status": None,
+                        "pid_namespace": reaper is not None}
+        self._tell({"zygote": zygote_pid, "reaper": reaper})
+
+    def _hold_memory_cgroup(self, plan):
+        if not self.held_cgroups and os.geteuid() == 0:
+            _set_oom_score(-1000)  # never the out-of-memory killer's choice in the cgroup it shares
+        """Join, once, the zygotes' cgroup that only limits memory (a cgroup v1 memory folder, as on
+        our CI machines): every zygote forked from here on is born in it, instead of paying a move
+        into it each (a grace period of RCU). Nothing ever kills that cgroup as a whole, so holding
+        it is safe; its limit counts this process's memory too (the grader allows for it)."""
+        for entry in plan.get("cgroup") or ():
+            if entry["gives"] == ["memory-limit"]:
+                if entry["procs"] not in self.held_cgroups:
+                    try:
+                        with open(entry["procs"], "w") as handle:
+                            handle.write("0")
+                        self.held_cgroups.add(entry["procs"])
+                    except OSError:
+                        continue
+                entry["held"] = True
+                plan["cgroup_held"] = ["memory-limit"]
+
+    def _reap(self):
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                pid = 0
+                return
             if pid == 0:
-                break
-            if pid == zygote_pid:
-                return status
+                return
+            current = self.current
+            if not current:
+                continue
+            if pid == current["top"]:
+                current["status"] = status
+                if current["reaper"] is not None:  # the zygote is gone: so goes its PID namespace
+                    _sigkill(current["reaper"])
+            elif pid == current["reaper"]:
+                current["reaper"] = None  # the namespace is empty: process 1 exits last
+            if current["status"] is not None and current["reaper"] is None:
+                self._finish(current["status"])
 
+    def _finish(self, status):
+        """The container is over (its top process and its namespace's process 1 reaped): make sure
+        nothing of it is left, and report. In a PID namespace nothing is; otherwise what is left is
+        in this subreaper's subtree, and (as root) has the sandbox uid."""
+        current, self.current = self.current, {}
+        proctree.kill_children(os.getpid())
+        self._reap_quietly()
+        empty = proctree.emptied(os.getpid())
+        if current["uid"] is not None and not current["pid_namespace"]:
+            empty = self._kill_uid(current["uid"]) and empty
+        how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
+        self._tell({"exited": current["zygote"], **how, "empty": empty})
 
-def _wake(fd, fds, wake_r, job_dir):
-    if fd == wake_r:
-        os.read(wake_r, 4096)
-    elif not os.read(fds["lifeline"], 4096):
-        _retire(job_dir)
+    def _kill_current(self):
+        for pid in (self.current["reaper"], self.current["zygote"], self.current["top"]):
+            if pid is not None:
+                _sigkill(pid)
 
-
-def _retire(job_dir):
-    """The grader is gone (or done): kill the subtree, remove the job folder, exit."""
-    proctree.kill_children(os.getpid())
-    _reap()
-    if job_dir:
-        import shutil
-        shutil.rmtree(job_dir, ignore_errors=True)
-    os._exit(0)
-
-
-def _reap():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-# --------------------------------------------------------------------------- zygote
-
-def zygote(config, job):
-    fds = config["fds"]
-    results = fds["results"]
-    os.chdir(job["job_dir"])
-    os.environ.update(HOME=job["job_dir"], TMPDIR=job["job_dir"])
-    isolation = _isolate(job)
-    _block_imports(job["forbidden"], results)
-    _send(results, {"kind": "sandbox", "isolation": isolation})
-
-    module = _import_submission(job, results)
-    while True:
-        # Each command carries its one program. It is read only once the previous scenario is over
-        # (the grader queues the next command early: it waits in the pipe, not in this process),
-        # prepared here (warm, so the fork pays no copy-on-write for it) and dropped once forked: no
-        # program sits in sandbox memory before it runs, hidden ones included.
-        # This loop is kept lean: every fork write-protects all of this process's memory, so each
-        # page it writes afterwards costs a page fault (formatting the exit report by hand, and
-        # leaving empty inputs and the traceback lines alone, took a third of them away).
-        command = _receive(fds["job"])
-        if command is None:
-            os._exit(0)
-        index, item = command["run"], _prepare(command["scenario"])
-        _flush_std()
-        pid = os.fork()
-        if pid == 0:
+    def _kill_uid(self, uid):
+        """Kill every process of ``uid`` (root only; the grader's lock makes the uid this sandbox's
+        alone); True once none is left, not even an unreaped one. Usually there is none, and no
+        fork is needed; else a fork that becomes that uid kills with ``kill(-1)``, which reaches
+        exactly its processes, atomically with respect to forks, zombie leaders' threads included.
+        (kill(-1) succeeds whenever any other process exists, so what is left is counted in /proc.)"""
+        if not proctree.processes_of(uid):
+            return True
+        helper = os.fork()
+        if helper == 0:
             try:
-                _run_scenario(item, module, fds, command["channel"], job["submission"])  # never returns...
-            finally:  # ...even when student code broke its error report: never back into this loop
-                os._exit(1)
-        del command, item
-        _, status = os.waitpid(pid, 0)
-        _report_exit(results, index, status)
+                os.setresuid(uid, uid, uid)
+                me = frozenset({os.getpid()})
+                for _ in range(1000):
+                    os.kill(-1, signal.SIGKILL)
+                    if not proctree.processes_of(uid, but=me):
+                        os._exit(0)
+                    select.select([], [], [], 0.002)
+            except BaseException:
+                pass
+            os._exit(1)
+        while True:  # reap meanwhile: the killed are often this subreaper's own orphans
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return False
+            if pid == helper:
+                return os.waitstatus_to_exitcode(status) == 0
 
-
-def _prepare(item):
-    """Load a program (compiled by the grader) and decode its inputs; each fork gets its own
-    copy-on-write view, so nothing one scenario changes reaches another. (Its source is kept for
-    a traceback's lines, registered only if one is needed: see _student_traceback.)"""
-    namespace = {"np": sys.modules["numpy"], "attempt": attempt, "plain": plain, "__name__": "scenario"}
-    exec(framing.unpack_code(item["code"]), namespace)  # compiled by the grader, once per batch
-    item["program"] = namespace[item["function"]]
-    item["inputs"] = encoding.decode_inputs(item["inputs"]) if item["inputs"] else {}
-    return item
-
-
-def _report_exit(results, index, status):
-    """Tell the grader how scenario ``index``'s process ended (its wait ``status``). Formatted by
-    hand, not through json: see the loop in zygote()."""
-    if os.WIFSIGNALED(status):
-        body = b'{"kind":"exit","index":%d,"signal":%d}' % (index, os.WTERMSIG(status))
-    else:
-        body = b'{"kind":"exit","index":%d,"code":%d}' % (index, os.WEXITSTATUS(status))
-    _write_all(results, framing.HEADER.pack(len(body)) + body)
-
-
-def _isolate(job):
-    """Limits, then Landlock, then the sandbox user: all before any student code runs.
-
-    Landlock comes before the drop because its rules are built from paths opened with root's
-    rights (the read-only ones by the warden, once): after the drop, folders the sandbox user
-    cannot walk (an interpreter under /root) would be skipped, and the sandbox could not read the
-    standard library it needs. The open-files limit comes last, once the warden's descriptors of
-    those paths are closed here.
-    """
-    achieved = []
-    mb = 1024 * 1024
-    limits = [(resource.RLIMIT_AS, job["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
-              (resource.RLIMIT_FSIZE, job["file_size_mb"] * mb)]
-    if job.get("nproc"):
-        limits.append((resource.RLIMIT_NPROC, job["nproc"]))
-    for which, value in limits:
-        resource.setrlimit(which, (value, value))
-    dropping = job.get("uid") is not None  # the warden has kept the imports reachable for it
-    landlocked = None
-    if job.get("landlock"):
-        read_write = landlock.open_rules(job["landlock"]["read_write"], landlock.READ_WRITE)
+    def _reap_quietly(self):
         try:
-            landlocked = f"landlock-v{landlock.restrict_to(_read_rules(job['landlock']['read']) + read_write)}"
-        except landlock.LandlockError:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
             pass
-        finally:
-            landlock.close_rules(read_write)
-    for rules in _READ_RULES.values():  # the warden's descriptors: no student code holds them
-        landlock.close_rules(rules)
-    _READ_RULES.clear()
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))  # with those descriptors closed
-    achieved.append("rlimits")
-    if dropping:
-        os.setgroups([])
-        os.setresgid(job["gid"], job["gid"], job["gid"])
-        os.setresuid(job["uid"], job["uid"], job["uid"])
-        achieved.append("uid-drop")
-    if landlocked:
-        achieved.append(landlocked)
-    return achieved
+
+    def _tell(self, report):
+        try:
+            self.control.send(json.dumps(report).encode())
+        except OSError:
+            self._retire()
+
+    def _retire(self):
+        """The grader is gone (or done): kill everything, remove the job folder, exit."""
+        current = self.current
+        if current:
+            self._kill_current()
+        proctree.kill_children(os.getpid())
+        self._reap_quietly()
+        if current:
+            if current["uid"] is not None:
+                self._kill_uid(current["uid"])
+            if current["job_dir"]:
+                cleanup.remove_tree(current["job_dir"])
+        os._exit(0)
 
 
-_READ_RULES = {}
+def _set_oom_score(score):
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(score))
+    except OSError:
+        pass
+
+
+def _sigkill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, OverflowError):
+        pass
+
+
+def _socket_space():
+    import _socket
+    return _socket.CMSG_SPACE(_FDS_MAX * 4)
+
+
+def _received_fds(ancillary):
+    import _socket
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += struct.unpack(f"={len(data) // 4}i", data[: len(data) - len(data) % 4])
+    return fds
+
+
+def _read_exactly(fd, size):
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = os.read(fd, size - len(data))
+        except InterruptedError:
+            continue
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+_READ_RULES: dict[tuple, list] = {}
+_REACH_FDS: list[int] = []
 
 
 def _read_rules(paths):
@@ -345,7 +346,9 @@ def _keep_imports_reachable():
     reach = {}
     for path in sys.path:
         if os.path.isdir(path) and not _others_can_walk(path):
-            reach[path] = f"/proc/self/fd/{os.open(path, os.O_PATH | os.O_DIRECTORY)}"
+            fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
+            _REACH_FDS.append(fd)
+            reach[path] = f"/proc/self/fd/{fd}"
     if not reach:
         return
 
@@ -374,116 +377,6 @@ def _others_can_walk(path):
         if parent == path:
             return True
         path = parent
-
-
-class _ForbiddenImport:
-    """A meta-path finder that refuses forbidden modules and tells the grader (self-incrimination only)."""
-
-    def __init__(self, forbidden, results):
-        self.forbidden, self.results = frozenset(forbidden), results
-
-    def find_spec(self, name, path=None, target=None):
-        if name in self.forbidden or name.partition(".")[0] in self.forbidden:
-            _send(self.results, {"kind": "forbidden", "module": name})
-            raise ImportError(f"importing {name!r} is not allowed in this assignment")
-        return None
-
-
-def _block_imports(forbidden, results):
-    sys.meta_path.insert(0, _ForbiddenImport(forbidden, results))
-
-
-def _import_submission(job, results):
-    path, name = job["submission"], job["module"]
-    try:
-        # An explicit source loader: the suffix picks none for carl.PY (grade accepts any case).
-        loader = importlib.machinery.SourceFileLoader(name, path)
-        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        if "code" in job:  # compiled by the grader from these very bytes: run it as exec_module would
-            # (tracebacks still show its lines: linecache asks the module's loader, by full path)
-            exec(framing.unpack_code(job["code"]), module.__dict__)
-        else:
-            spec.loader.exec_module(module)
-    except BaseException as error:  # SystemExit at import is an import failure too
-        record = encoding.raised_record(error, _student_traceback(error, path))
-        _send(results, {"kind": "import_error", "error": record})
-        _flush_std()
-        os._exit(0)
-    _send(results, {"kind": "ready"})
-    return module
-
-
-def _flush_std():
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-
-
-# --------------------------------------------------------------------------- scenario
-
-def _run_scenario(item, module, fds, channel, submission):
-    """In a fresh fork: run one program, send one message, exit without running any hook.
-
-    Its stdout and stderr are the output ``channel`` the grader chose for this run; the next
-    command may already wait in the job pipe, so that pipe is closed before any student code runs."""
-    results = fds["results"]
-    os.close(fds["job"])
-    out, err = fds["channels"][channel]
-    os.dup2(out, 1)
-    os.dup2(err, 2)
-    for pair in fds["channels"]:
-        for fd in pair:
-            os.close(fd)
-    cpu = max(1, int(item["cpu_seconds"]))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    try:
-        observed = item["program"](module, **item["inputs"])
-        message = {"kind": "result", "index": item["index"], "observations": encoding.encode(observed)}
-    except BaseException as error:  # SystemExit, KeyboardInterrupt... are the student's errors too
-        message = {"kind": "result", "index": item["index"],
-                   "error": encoding.raised_record(error, _student_traceback(error, submission, item))}
-    _flush_std()
-    try:
-        _send(results, message)
-    except BaseException as error:  # an observation JSON cannot hold after all
-        _send(results, {"kind": "result", "index": item["index"], "error": encoding.raised_record(error)})
-    os._exit(0)
-
-
-def _student_traceback(error, submission, program=None):
-    """The traceback cut to the scenario program's and the student's frames, paths shortened;
-    ``program`` (a prepared command's scenario) supplies the lines of its own frames."""
-    if program is not None:
-        filename = program["program"].__code__.co_filename  # the name the grader compiled it under
-        linecache.cache[filename] = (len(program["source"]), None, program["source"].splitlines(True), filename)
-    name = os.path.basename(submission)  # the grader compiles the submission under its name
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if frame.filename in (submission, name) or frame.filename.startswith("<scenario ")]
-    for frame in frames:
-        frame.filename = name if frame.filename == submission else frame.filename
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
-    try:
-        lines += traceback.format_exception_only(type(error), error)
-    except BaseException:
-        lines.append(f"{type(error).__name__}\n")
-    return "".join(lines)
-
-
-def main(argv):
-    """``argv``: numpy's folder, then the descriptors (job, results, lifeline, status, and each
-    output channel's stdout and stderr), as spawn.py passes them."""
-    os.chdir("/")  # spawned in the grader's working folder: hold none of its folders
-    numpy_dir, *numbers = argv
-    job, results, lifeline, status, *channels = map(int, numbers)
-    fds = {"job": job, "results": results, "lifeline": lifeline, "status": status,
-           "channels": [channels[at:at + 2] for at in range(0, len(channels), 2)]}
-    _close_inherited({job, results, lifeline, status, *channels})
-    sys.path.append(numpy_dir)  # started with -S: numpy's folder, and nothing else from site
-    warden({"fds": fds})
 
 
 if __name__ == "__main__":

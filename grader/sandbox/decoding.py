@@ -4,8 +4,10 @@ Security contract of :func:`decode` (the only function here the grader trusts wi
 bytes): the input is any byte string; the output is built only from ``None``, ``bool``, ``int``,
 ``float`` (finite, or the explicit non-finite tag), ``str``, ``list``, ``dict`` with ``str`` keys,
 and the frozen records of :mod:`grader.values` (:class:`Numeric` for float64/int64/bool arrays and
-numpy scalars, :class:`Raised`, :class:`Opaque`). Nothing is ever evaluated or unpickled;
-anything else, and anything too large or too deep, raises :class:`ProtocolError`.
+numpy scalars, :class:`Raised`, :class:`Opaque`). Every string in it, keys included, is at most
+``MAX_STR`` characters (longer ones are cut, with a note) and holds no lone surrogate (replaced),
+so any writer can write it. Nothing is ever evaluated or unpickled; anything else, and anything
+too large or too deep, raises :class:`ProtocolError`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from grader.sandbox.encoding import (
     MAX_DEPTH,
     MAX_INT_BITS,
     MAX_ITEMS,
+    MAX_STR,
     NDARRAY,
     NONFINITE,
     NPSCALAR,
@@ -25,7 +28,7 @@ from grader.sandbox.encoding import (
     TAGS,
 )
 from grader.sandbox.framing import MAX_MESSAGE_BYTES, ProtocolError
-from grader.sandbox.safe_text import printable
+from grader.sandbox.safe_text import printable, storable
 from grader.values import Numeric, Opaque, Raised, materialize
 
 _DTYPES = {"float64", "int64", "bool"}  # what an observed array may hold, after normalisation
@@ -80,7 +83,9 @@ class _Decoder:
         if depth > MAX_DEPTH + 2:  # +2: the envelope around the observations
             raise ProtocolError(f"the message is nested deeper than {MAX_DEPTH} levels")
         self._count()
-        if raw is None or isinstance(raw, (bool, str, float)):
+        if isinstance(raw, str):
+            return storable(raw, MAX_STR)
+        if raw is None or isinstance(raw, (bool, float)):
             return raw
         if isinstance(raw, int):
             if raw.bit_length() > MAX_INT_BITS:
@@ -91,7 +96,7 @@ class _Decoder:
         if len(raw) == 1 and next(iter(raw)) in TAGS:
             ((tag, body),) = raw.items()
             return self._tagged(tag, body, depth)
-        return {key: self.value(item, depth + 1) for key, item in raw.items()}
+        return {storable(key, MAX_STR): self.value(item, depth + 1) for key, item in raw.items()}
 
     def _tagged(self, tag: str, body, depth: int):
         if tag == FLOAT:
@@ -112,10 +117,10 @@ class _Decoder:
             record = _fields(body, type=str, message=str, mro=list, traceback=str)
             if not all(isinstance(name, str) for name in record["mro"]) or len(record["mro"]) > 64:
                 raise ProtocolError("bad exception record")
-            return Raised(printable(record["type"][:200]), printable(record["message"]),
-                          tuple(printable(n[:200]) for n in record["mro"]), printable(record["traceback"]))
+            return Raised(_name(record["type"]), _text(record["message"], MAX_STR),
+                          tuple(_name(name) for name in record["mro"]), _text(record["traceback"], MAX_STR))
         record = _fields(body, type=str, repr=str)
-        return Opaque(printable(record["type"][:200]), printable(record["repr"][:2000]))
+        return Opaque(_name(record["type"]), _text(record["repr"], 2000))
 
     def _array(self, body):
         spec = _fields(body, dtype=str, shape=list, data=list)
@@ -130,14 +135,24 @@ class _Decoder:
         numbers = []
         for item in data:
             if isinstance(item, dict):
-                item = self._tagged(*_single_tag(item), 0)
+                tag, body = _single_tag(item)
+                item = self._tagged(tag, body, 0)
             if not isinstance(item, (int, float)):  # bool is an int
                 raise ProtocolError("an array may only hold numbers")
             numbers.append(item)
         return Numeric(spec["dtype"], tuple(shape), tuple(numbers))
 
 
-def _single_tag(item: dict):
+def _text(text: str, limit: int) -> str:
+    return printable(storable(text, limit))
+
+
+def _name(text: str) -> str:
+    """A type's name: cut at 200 characters, without a note (it is compared, not read)."""
+    return printable(storable(text[:200], 200))
+
+
+def _single_tag(item: dict) -> tuple[str, object]:
     if len(item) != 1 or FLOAT not in item:
         raise ProtocolError("an array may only hold numbers")
     return FLOAT, item[FLOAT]

@@ -15,7 +15,7 @@ import sys
 if __package__:  # imported by the grader, as grader.sandbox.encoding
     from grader.sandbox.framing import ProtocolError
 else:  # the sandbox child imports its sibling modules by path, as top-level modules
-    from framing import ProtocolError
+    from framing import ProtocolError  # type: ignore[no-redef]
 
 MAX_DEPTH = 24
 MAX_ITEMS = 200_000  # scalars in one message, array elements included

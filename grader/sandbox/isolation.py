@@ -1,13 +1,17 @@
-"""Which isolation this machine allows, decided once in the grader and carried out in the child.
+"""Which isolation to attempt, decided in the grader and carried out in the child, which reports
+what it achieved (``isolation`` in every result). Each layer is tried where it may exist and left
+out, with no error, where the kernel or the machine refuses it:
 
-Two paths, chosen by who runs the grader:
-
-* **root** (CI, Gradescope, containers): the zygote drops to a sandbox user of its own
-  (``GRADER_SANDBOX_UID_BASE`` + slot, default 61000 + slot; no /etc/passwd entry needed), so it
-  cannot signal or ptrace the grader, read root-only files or exceed RLIMIT_NPROC; the job
-  folder is chowned to that user. Landlock is applied on top where the kernel has it.
-* **a normal user**: Landlock is the only fence against reading the instructor's files and
-  signalling the grader; without it, rlimits only (see docs/security.md).
+* **a container per zygote**: new PID and network namespaces, made by the warden (an ordinary user's
+  inside a user namespace), and a cgroup the grader made for it (``cgroups.py``); as root,
+  the zygote's uid is the sandbox's alone (``uids.py``), so killing every process of that uid is
+  a container too, the one that holds where namespaces and cgroups are refused (in Docker, say).
+* **root** (CI, Gradescope, containers): the zygote drops to its sandbox user
+  (``GRADER_SANDBOX_UID_BASE`` + slot or the next free one, default 61000 + slot; no /etc/passwd
+  entry needed), so it cannot signal or ptrace the grader, read root-only files or exceed
+  RLIMIT_NPROC; the job folder is chowned to that user. Landlock and seccomp on top.
+* **an ordinary user**: Landlock, seccomp and the namespaces are the fences; without them,
+  rlimits only (see docs/security.md).
 
 Landlock's read-only paths are the standard library (without site-packages), numpy's own
 folders and the platform's shared libraries; read-write is the job folder and /dev/null.
@@ -23,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.sandbox import landlock
+from grader.sandbox.uids import base as uid_base
 
-DEFAULT_UID_BASE = 61000
-NPROC_HEADROOM = 64      # processes a sandbox may have at once (as the sandbox user)
+NPROC_HEADROOM = 64      # tasks (threads included) a sandbox may have at once, of its own
 FILE_SIZE_MB = 16
 
 
@@ -33,7 +37,10 @@ FILE_SIZE_MB = 16
 class IsolationPlan:
     uid: int | None          # drop to this uid/gid (root only)
     landlock_abi: int        # 0: not available
-    nproc: int | None        # RLIMIT_NPROC, where the kernel will honour it
+    nproc: int | None        # tasks of its own a sandbox may have (RLIMIT_NPROC, counted as the kernel does)
+    namespaces: bool = False  # PID and network namespaces per zygote (and a user one for an ordinary user)
+    seccomp: bool = False    # the zygote loads seccomp.py's filter
+    cgroups: bool = False    # a cgroup per zygote, where the grader can make one
 
     @property
     def reusable(self) -> bool:
@@ -51,31 +58,25 @@ class IsolationPlan:
             os.chown(submission, self.uid, self.uid)
 
     def child_config(self, job_dir: Path) -> dict:
-        config = {"uid": self.uid, "gid": self.uid, "nproc": self.nproc, "file_size_mb": FILE_SIZE_MB}
+        """The plan as the warden and the zygote read it (no submission data: see Sandbox.send_job)."""
+        config: dict = {"uid": self.uid, "gid": self.uid, "nproc": self.nproc, "file_size_mb": FILE_SIZE_MB,
+                  "namespaces": self.namespaces, "seccomp": self.seccomp, "job_dir": str(job_dir)}
         if self.landlock_abi:
             config["landlock"] = {"read": list(readable_paths()), "read_write": [str(job_dir), "/dev/null"]}
         return config
 
 
-def plan_isolation(slot: int = 0) -> IsolationPlan:
-    """The strongest plan this process can carry out, for worker ``slot`` of a batch."""
+def plan_isolation(slot: int = 0, uid: int | None = None) -> IsolationPlan:
+    """The strongest plan this process may attempt, for worker ``slot`` of a batch. As root the
+    sandbox uid is ``uid`` (a claimed one, see uids.py), else base + ``slot``."""
+    from grader.sandbox import seccomp
     abi = landlock.abi_version()
     if os.geteuid() == 0:
-        base = int(os.environ.get("GRADER_SANDBOX_UID_BASE", DEFAULT_UID_BASE))
-        return IsolationPlan(uid=base + slot, landlock_abi=abi, nproc=NPROC_HEADROOM)
-    # A normal user's RLIMIT_NPROC counts all of that user's processes, the grader's included.
-    return IsolationPlan(uid=None, landlock_abi=abi, nproc=_processes_of(os.getuid()) + NPROC_HEADROOM)
-
-
-def _processes_of(uid: int) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                count += entry.stat().st_uid == uid
-            except OSError:
-                pass
-    return count
+        uid = uid if uid is not None else uid_base() + slot
+    else:
+        uid = None
+    return IsolationPlan(uid=uid, landlock_abi=abi, nproc=NPROC_HEADROOM, namespaces=True,
+                         seccomp=seccomp.supported(), cgroups=True)
 
 
 @functools.cache
@@ -85,7 +86,8 @@ def readable_paths() -> tuple[str, ...]:
     with os.scandir(sysconfig.get_paths()["stdlib"]) as entries:  # these exist: listed just now
         stdlib = [entry.path for entry in entries if entry.name not in ("site-packages", "dist-packages")]
     paths = []
-    numpy_dir = Path(sys.modules["numpy"].__file__).parent if "numpy" in sys.modules else _find("numpy")
+    loaded = getattr(sys.modules.get("numpy"), "__file__", None)
+    numpy_dir = Path(loaded).parent if loaded else _find("numpy")
     if numpy_dir is not None:
         paths += [str(numpy_dir), str(numpy_dir.with_name("numpy.libs"))]
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""

@@ -44,8 +44,14 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+# One handle, its functions looked up now: a sandbox's fresh fork then touches no new ctypes object
+# (each would be a copied page) to call them.
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.syscall, _LIBC.prctl  # noqa: B018  (the lookups are cached on the handle)
+
+
 def _libc():
-    return ctypes.CDLL(None, use_errno=True)
+    return _LIBC
 
 
 def abi_version() -> int:

@@ -1,59 +1,41 @@
 """The grader's side of the sandbox: start it, feed it, time it, read it, kill it.
 
-:class:`Sandbox` owns one sandbox process tree (see ``child.py``) and every pipe to it. It never
-interprets what a scenario observed; it only returns raw, size-limited, strictly decoded
-outcomes (:class:`ImportOutcome`, :class:`RunOutcome`) for the runner to judge. Wall-clock limits
-are enforced here with SIGKILL to the whole tree, found through the warden's /proc children.
+:class:`Sandbox` owns one warden (see ``child.py``) and, per zygote, that zygote's container and
+fresh pipes. It never interprets what a scenario observed; it only returns raw, bounded, strictly
+decoded outcomes (:class:`ImportOutcome`, :class:`RunOutcome`) for the runner to judge. Wall-clock
+limits are enforced here: the zygote's whole container is killed (its PID namespace, its cgroup,
+its subtree) and the warden is reused only once it reports that container provably empty.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
-import shutil
 import signal
 import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING
 
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import proctree
-from grader.sandbox.decoding import decode
-from grader.sandbox.framing import FrameReader, ProtocolError, frame, pack_code
-from grader.sandbox.safe_text import printable
-from grader.sandbox.spawn import Warden
-from grader.values import Raised
+from grader.sandbox.cleanup import remove_tree
+from grader.sandbox.framing import pack_code
+from grader.sandbox.intake import Budget, Intake
+from grader.sandbox.link import Capture, ZygoteLink
+from grader.sandbox.spawn import Warden, ZygotePipes
 
 if TYPE_CHECKING:
+    from grader.sandbox.cgroups import Container
     from grader.sandbox.isolation import IsolationPlan
+    from grader.sandbox.uids import UidClaim
 
 STARTUP_SECONDS = 60.0  # a clean interpreter plus numpy, even on a loaded machine
-_CHUNK = 65536
-
-
-@dataclass
-class Capture:
-    """The first ``limit`` bytes of a stream; the rest is counted and dropped, never held."""
-
-    limit: int
-    data: bytearray = field(default_factory=bytearray)
-    dropped: int = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = self.limit - len(self.data)
-        self.data += chunk[:max(room, 0)]
-        self.dropped += max(len(chunk) - max(room, 0), 0)
-
-    def text(self) -> str:
-        text = printable(self.data.decode("utf-8", errors="replace"))
-        return text + (f"\n... [{self.dropped:,} more bytes not shown]" if self.dropped else "")
-
+CONTAINER_SECONDS = 10.0  # for a killed zygote's container to be reported empty
 
 @dataclass
 class _Queued:
@@ -63,6 +45,7 @@ class _Queued:
     seconds: float
     channel: int
     written: float
+    token: int
 
 
 class Sandbox:
@@ -82,58 +65,52 @@ class Sandbox:
         self.job_dir: Path | None = None
         self.output_limit = 65536
         self._closed = False
+        self._claim: UidClaim | None = None
+        self._budget = Budget()
+        self._cgroup: Container | None = None  # this sandbox's cgroup, reused while provably empty
+        self._current: ZygoteLink | None = None
         self._aborted = False
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
     def _reset(self) -> None:
-        """Forget everything about the previous submission."""
+        """Forget everything about the previous zygote."""
         self.isolation: tuple[str, ...] = ()
         self.forbidden_seen: list[str] = []
-        self._reader = FrameReader()
-        self._messages: list[dict] = []
-        self._problems: list[str] = []
         self._zygote: int | None = None
         self._dead = False  # the current zygote is gone (or the whole warden)
-        # Where output read now goes, per stream: the zygote's own pipes (import time, and anything
-        # the zygote prints later, charged to the scenario running) and each output channel's.
-        self._captures = (Capture(0), Capture(0))
+        self._next_channel = 0
 
     # ------------------------------------------------------------------ lifecycle
 
     def _spawn(self, warden: Warden | None = None) -> None:
-        warden = warden or Warden()
+        if warden is None:
+            warden = Warden(self.slot, claim=self._claim, uid=self._plan.uid if self._plan is not None else None)
+        self._warden = warden
+        self._claim = warden.claim or self._claim
         self.process = warden.process
-        self._job_w, self._results_r, self._lifeline_w = warden.job_w, warden.results_r, warden.lifeline_w
-        self._status_r, self._out_r, self._err_r = warden.status_r, warden.out_r, warden.err_r
-        self._channels = warden.channels_r
-        self._channel_of = {fd: (number, stream) for number, pair in enumerate(self._channels)
-                            for stream, fd in enumerate(pair)}
-        self._channel_captures = [(Capture(0), Capture(0)) for _ in self._channels]
-        self._next_channel = 0
-        self._status_reader = FrameReader(4096)
+        self._control = warden.control
+        self._control.setblocking(False)
         self._warden_dead = False
         self._selector = selectors.DefaultSelector()
-        for fd in (self._results_r, self._status_r, self._out_r, self._err_r, *self._channel_of):
-            os.set_blocking(fd, False)
-            self._selector.register(fd, selectors.EVENT_READ)
+        self._selector.register(self._control.fileno(), selectors.EVENT_READ)
         self._started = time.monotonic()
 
     def _retire_warden(self) -> None:
-        """Kill the warden and its whole tree, reap it, close its pipes."""
-        self._kill_tree()
+        """Kill the warden and its whole tree, reap it, close its socket."""
+        if self._current is not None:
+            self._kill_container()
+        if self.process.poll() is None:
+            proctree.kill_children(self.process.pid)
         try:
             self.process.kill()
         except ProcessLookupError:
             pass
         self.process.wait()
+        if self._current is not None:
+            self._close_zygote()
         self._selector.close()
-        for fd in (self._job_w, self._results_r, self._lifeline_w, self._status_r, self._out_r, self._err_r,
-                   *self._channel_of):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._control.close()
         self._warden_dead = True
 
     def close(self) -> None:
@@ -143,25 +120,65 @@ class Sandbox:
         self._closed = True
         self._retire_warden()
         self._remove_job_dir()
+        if self._cgroup is not None:
+            from grader.sandbox import cgroups
+            self._cgroup.remove()
+            self._cgroup = None
+            where = cgroups.hierarchy()
+            if where is not None:
+                cgroups.release(where)
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
 
     def stop(self) -> None:
         """End the current submission: kill its processes, delete its job folder, keep the warden
         warm when that is safe (else retire it; the next ``send_job`` spawns a fresh one)."""
-        if not self._warden_dead and self._zygote is not None:
-            self._kill_tree()
-            # The warden reports the zygote's exit once it has reaped it; then it reads jobs again.
-            self._pump(lambda: self._dead, time.monotonic() + 10.0)
-            if not self._dead:
-                self._retire_warden()
-        self._drain(self._results_r, self._out_r, self._err_r, *self._channel_of)
-        self._remove_job_dir()
+        self._end_zygote()
+        self._budget = Budget()
         if self.plan is not None and not self.plan.reusable and not self._warden_dead:
             self._retire_warden()
         self._reset()
 
+    def _end_zygote(self) -> None:
+        """Kill the current zygote's container and wait until the warden reports it empty (else
+        the warden is retired, with everything under it); then close its pipes, remove its cgroup
+        and the job folder."""
+        zygote = self._current
+        if zygote is not None:
+            if zygote.ended is None and not self._warden_dead:
+                deadline = time.monotonic() + CONTAINER_SECONDS
+                self._pump(lambda: zygote.pid is not None or zygote.ended is not None, deadline)
+                self._kill_container()
+                self._dead = False  # pump on until the warden reports the container over
+                self._pump(lambda: zygote.ended is not None, deadline)
+            if not self._container_empty(zygote) and not self._warden_dead:
+                self._retire_warden()
+        if self._current is not None:
+            self._close_zygote()
+        self._remove_job_dir()
+
+    def _container_empty(self, zygote: ZygoteLink) -> bool:
+        """Whether the warden reported the container empty, and its cgroup (if any) is; a cgroup
+        found otherwise is killed, and replaced for the next zygote unless it empties at once."""
+        empty = zygote.ended is not None and bool(zygote.ended.get("empty"))
+        warden = frozenset({self.process.pid})
+        if zygote.container is not None and not zygote.container.empty(but=warden):
+            zygote.container.kill(but=warden)
+            empty = zygote.container.wait_empty(1.0, but=warden) and empty
+        if not empty and zygote.container is not None:  # not to be reused: a fresh one for the next zygote
+            zygote.container.remove()
+            self._cgroup = None
+        return empty
+
+    def _close_zygote(self) -> None:
+        zygote, self._current = self._current, None
+        if zygote is not None:
+            zygote.close()
+
     def _remove_job_dir(self) -> None:
         if self.job_dir is not None:
-            shutil.rmtree(self.job_dir, ignore_errors=True)
+            remove_tree(self.job_dir)  # never raises: a folder it could not remove stays in the temp folder
             self.job_dir = None
 
     def __enter__(self) -> Sandbox:
@@ -170,21 +187,26 @@ class Sandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _kill_tree(self) -> None:
-        """SIGKILL everything below the warden: the zygote first, then every orphan."""
-        if self.process.poll() is not None:
+    def _kill_container(self) -> None:
+        """SIGKILL the current zygote's container: its reaper (process 1 of its PID namespace, whose
+        death takes every process of it along) or the zygote, and where there is no PID namespace,
+        its cgroup as a whole. Does not wait; the warden kills whatever is left and reports."""
+        zygote = self._current
+        if zygote is None or self._warden_dead or zygote.ended is not None:
             return
-        self.kill_submission()
-        proctree.kill_children(self.process.pid)
-
-    def kill_submission(self) -> None:
-        """SIGKILL the current submission's zygote, without waiting for it to die. On its own: for
-        a caller about to ``close``, which then finds it gone (and still sweeps, in order)."""
-        if self._zygote is not None and self.process.poll() is None:
+        target = zygote.reaper or zygote.pid
+        if target is not None and target > 0:
             try:
-                os.kill(self._zygote, signal.SIGKILL)
+                os.kill(target, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        if not zygote.namespaced and zygote.container is not None:
+            zygote.container.kill(but=frozenset({self.process.pid}))
+
+    def kill_submission(self) -> None:
+        """SIGKILL the current submission's container, without waiting for it to die. On its own: for
+        a caller about to ``close``, which then finds it gone (and still sweeps, in order)."""
+        self._kill_container()
 
     def abort(self) -> None:
         """Kill this sandbox's processes now, from any thread (Ctrl-C): the thread driving it finds
@@ -200,10 +222,18 @@ class Sandbox:
             pass
 
     def sweep(self) -> int:
-        """Kill every process in the tree except the warden and the zygote (strays of a scenario)."""
-        if self._zygote is None or self.process.poll() is not None:
+        """Kill every process of the current container but the zygote: the strays a scenario left.
+        Orphans come to the container's reaper (process 1 of its PID namespace) or, without one, to
+        the warden (a subreaper), while the scenario processes, the next one included, are the
+        zygote's children."""
+        return self._sweep(with_zygote_children=False)
+
+    def _sweep(self, with_zygote_children: bool) -> int:
+        zygote = self._current
+        if zygote is None or zygote.pid is None or zygote.ended is not None or self.process.poll() is not None:
             return 0
-        return proctree.kill_children(self.process.pid, keep=frozenset({self._zygote}))
+        roots = [zygote.reaper or self.process.pid] + ([zygote.pid] if with_zygote_children else [])
+        return proctree.kill_children(roots, keep=frozenset({zygote.pid}))
 
     # ------------------------------------------------------------------ protocol
 
@@ -217,57 +247,97 @@ class Sandbox:
         the file again; its filename should be the submission's name."""
         if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
-        if self._zygote is not None or self.job_dir is not None:
-            self.stop()
+        if self._current is not None or self.job_dir is not None:
+            self._end_zygote()
+            self._reset()
         if self._warden_dead:
             self._reset()
             self._spawn()
+        self.plan = self._plan_now()
         self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
         target = self.job_dir / submission.name
         if source is None:
-            shutil.copyfile(submission, target)
+            target.write_bytes(submission.read_bytes())
         else:
             target.write_bytes(source)  # the bytes the grader checked and compiled, not a later edit
-        from grader.sandbox.isolation import plan_isolation  # decided now: the interpreter is already starting
-        self.plan = self._plan or plan_isolation(self.slot)
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
+        pipes = ZygotePipes()
+        container = self._container_for(self.plan, job)
+        self._current = zygote = ZygoteLink(pipes, Intake(self._budget), container, self._selector)
+        plan = self.plan.child_config(self.job_dir)
+        if zygote.container is not None:
+            plan["cgroup"] = zygote.container.joins
+        # The plan goes to the warden, with the zygote's pipes; the job (the submission's code, its
+        # name, its limits) goes into the zygote's own job pipe: no warden holds a byte of it.
+        if not self._warden.start(plan, pipes.child_ends()):
+            self._dead = self._warden_dead = True
+        pipes.close_child_ends()
         # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
-        config = {**job, "kind": "job", **self.plan.child_config(self.job_dir),
-                  "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
+        config = {**job, "kind": "job", "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
         if code is not None:
             config["code"] = pack_code(code)
-        self._write(config)
+        zygote.send(config)
+
+    def _plan_now(self) -> IsolationPlan:
+        """The isolation plan; as root, with the sandbox uid its warden holds machine-wide."""
+        from grader.sandbox.isolation import plan_isolation
+        if self._plan is not None:
+            return self._plan
+        if self.plan is not None and (self._claim is None or self.plan.uid == self._claim.uid):
+            return self.plan
+        return plan_isolation(self.slot, uid=self._claim.uid if self._claim else None)
+
+    def _container_for(self, plan: IsolationPlan, job: dict) -> Container | None:
+        """This sandbox's cgroup (made once, where the machine allows, and reused while it is found
+        empty after each zygote), with the limits of this job."""
+        if not plan.cgroups:
+            return None
+        from grader.sandbox import cgroups
+        where = cgroups.hierarchy()
+        if where is None:
+            return None
+        if self._cgroup is None:
+            self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
+        # Processes: the sandbox's own and a few more (a keeper, zombies). Memory: the submission's whole
+        # container, zygote and page cache included, and (where the warden holds it, see child.py)
+        # the warden's own.
+        self._cgroup.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 256) * 1024 * 1024)
+        return self._cgroup
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
         """Wait for the submission's import (the import limit starts once the sandbox is up)."""
         begin = time.monotonic()
         self._begin_capture()
         outcome = ImportOutcome(ok=False)
+        zygote = self._current
         startup = max(self._started + STARTUP_SECONDS, begin + 10.0)  # a warm warden answers at once
-        if not self._pump(lambda: self._zygote is not None, startup):
+        if zygote is None or not self._pump(lambda: zygote.pid is not None, startup) or (zygote.pid or 0) <= 0:
             outcome.problem = self._death_or("the sandbox did not start")
+            self._dead = True
         else:
-            found: list[dict] = []
-
-            def arrived() -> bool:
-                if not found:
-                    found.extend(self._take({"ready", "import_error"}))
-                return bool(found)
-
-            if self._pump(arrived, time.monotonic() + import_seconds) and found:
-                outcome.ok = found[0]["kind"] == "ready"
-                outcome.error = found[0].get("error")
+            intake = zygote.intake
+            self._pump(lambda: intake.imported is not None or intake.exceeded is not None,
+                       time.monotonic() + import_seconds)
+            if intake.exceeded is not None:
+                outcome.problem = intake.exceeded
+                self._kill_container()
+            elif intake.imported is not None:
+                outcome.ok = intake.imported["kind"] == "ready"
+                outcome.error = intake.imported.get("error")
             elif self._dead:
                 outcome.problem = self._death_or("the sandbox stopped before the import finished")
             else:
                 outcome.timed_out = True
                 outcome.problem = f"importing the submission took longer than {import_seconds:g} s"
-                self._kill_tree()
+                self._kill_container()
         outcome.duration = time.monotonic() - begin
-        self._drain(self._out_r, self._err_r)
+        if zygote is not None:
+            zygote.drain(results=False)
         outcome.stdout, outcome.stderr = self._end_capture()
-        self.sweep()
+        self._take_reports()
+        if outcome.ok:  # no scenario has started yet: every other process, the zygote's children too, is a stray
+            self._sweep(with_zygote_children=True)
         return outcome
 
     def run(self, index: int, seconds: float, scenario: dict) -> RunOutcome:
@@ -289,7 +359,8 @@ class Sandbox:
         queued: deque[_Queued] = deque()
         previous_end = 0.0
         while True:
-            while len(queued) < len(self._channels) and self._queue_next(runs, queued):
+            while self._current is not None and len(queued) < len(self._current.channel_captures) and \
+                    self._queue_next(runs, queued):
                 pass
             if not queued:
                 return
@@ -302,202 +373,130 @@ class Sandbox:
 
     def _queue_next(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued]) -> bool:
         """Send the next run's command on a fresh output channel; False when there is none."""
+        if self._current is None:
+            return False
         following = next(runs, None)
         if following is None:
             return False
         index, seconds, scenario = following
+        zygote = self._current
         channel = self._next_channel
-        self._next_channel = (channel + 1) % len(self._channels)
-        self._channel_captures[channel] = self._fresh_captures()
-        self._write({"run": index, "channel": channel, "scenario": scenario})
-        queued.append(_Queued(index, seconds, channel, written=time.monotonic()))
+        self._next_channel = (channel + 1) % len(zygote.channel_captures)
+        zygote.channel_captures[channel] = self._fresh_captures()
+        token = zygote.intake.expect(index)
+        zygote.send({"run": index, "channel": channel, "scenario": scenario})
+        queued.append(_Queued(index, seconds, channel, written=time.monotonic(), token=token))
         return True
 
     def _await(self, run: _Queued, begin: float) -> RunOutcome:
-        """Read until ``run`` has ended, or kill the tree once its time is up."""
+        """Read until ``run`` has ended, or kill the container once its time is up."""
         outcome = RunOutcome()
-        if self._dead:
+        zygote = self._current
+        if self._dead or zygote is None:
             outcome.sandbox_died = True
             return outcome
-        self._captures = self._channel_captures[run.channel]
-        finished = self._pump(lambda: self._collect(run.index, outcome), begin + run.seconds)
+        zygote.captures = zygote.channel_captures[run.channel]
+        intake = zygote.intake
+        finished = self._pump(lambda: intake.exit(run.token) is not None or intake.exceeded is not None,
+                              begin + run.seconds)
         outcome.duration = time.monotonic() - begin
-        if not finished:
-            outcome.timed_out = True
-            self._kill_tree()  # the zygote too: it cannot be trusted to stop the program
+        if intake.exceeded is not None and intake.exit(run.token) is None:
+            outcome.problem = intake.exceeded
+            outcome.sandbox_died = True
+            self._kill_container()
+        elif not finished and intake.exit(run.token) is None:
+            if self._dead:
+                outcome.sandbox_died = True
+            else:
+                outcome.timed_out = True
+                self._kill_container()  # the zygote too: it cannot be trusted to stop the program
         elif not self._dead:
             self.sweep()  # first: a stray's last words land here, not in a later run on this channel
-        self._drain(self._out_r, self._err_r, *self._channels[run.channel])
+        self._collect(zygote, run.token, outcome)
+        intake.forget(run.token)
+        zygote.drain(results=False, channel=run.channel)
         outcome.stdout, outcome.stderr = self._end_capture()
         return outcome
 
-    def _collect(self, index: int, outcome: RunOutcome) -> bool:
-        """Move the messages for scenario ``index`` into ``outcome``; True once its exit is known."""
-        while self._messages:
-            message = self._messages.pop(0)
-            kind = message["kind"]
-            if kind == "result" and message.get("index") == index:
-                if outcome.has_result:
-                    outcome.problem = "the scenario sent more than one result"
-                    continue
-                outcome.has_result = True
-                outcome.observations = message.get("observations")
-                outcome.error = message.get("error")
-            elif kind == "exit" and message.get("index") == index:
-                outcome.exit = {k: v for k, v in message.items() if k in ("code", "signal")}
-                return True
-        if self._problems and outcome.problem is None:
-            outcome.problem = self._problems.pop(0)
-        if self._dead:
+    def _collect(self, zygote: ZygoteLink, token: int, outcome: RunOutcome) -> None:
+        """Move what the intake kept for the run ``token`` into ``outcome``."""
+        intake = zygote.intake
+        result, ended = intake.result(token), intake.exit(token)
+        if result is not None:
+            outcome.has_result = True
+            outcome.observations = result.get("observations")
+            outcome.error = result.get("error")
+        if ended is not None:
+            outcome.exit = {k: v for k, v in ended.items() if k in ("code", "signal")}
+        elif not outcome.timed_out:
             outcome.sandbox_died = True
-            return True
-        return False
+        if outcome.problem is None:
+            outcome.problem = intake.problem(token)
+        self._take_reports()
+
+    def _take_reports(self) -> None:
+        if self._current is not None:
+            self.isolation = self.isolation or self._current.intake.isolation
+            self.forbidden_seen = self._current.intake.forbidden
 
     # ------------------------------------------------------------------ plumbing
-
-    def _write(self, message: dict) -> None:
-        data = frame(message)
-        while data:
-            try:
-                data = data[os.write(self._job_w, data):]
-            except BrokenPipeError:
-                self._dead = self._warden_dead = True
-                return
 
     def _pump(self, done, deadline: float) -> bool:
         """Read every pipe until ``done()`` or the deadline; False on timeout or death."""
         while not done():
-            if self._dead:
+            if self._dead or self._warden_dead:
                 return done()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
             for key, _ in self._selector.select(remaining):
-                self._read(key.fd)
+                self._event(key.fd)
         return True
 
-    def _read(self, fd: int) -> None:
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except BlockingIOError:
+    def _event(self, fd: int) -> None:
+        if fd == self._control.fileno():
+            self._warden_reports()
+        elif self._current is not None and self._current.owns(fd):
+            self._current.readable(fd)
+
+    def _warden_reports(self) -> None:
+        """The warden's reports (trusted): which pid the zygote has, and when its container is over."""
+        reports, alive = self._warden.reports()
+        if not alive:
+            self._selector.unregister(self._control.fileno())
+            self._dead = self._warden_dead = True
+        zygote = self._current
+        if zygote is None:
             return
-        if fd == self._out_r or fd == self._err_r or fd in self._channel_of:
-            if chunk:
-                self._capture_of(fd).add(chunk)
-            else:
-                self._selector.unregister(fd)
-        elif fd == self._status_r:  # the warden's own reports: trusted
-            if not chunk:
-                self._warden_gone(fd)
-            for body in self._status_reader.feed(chunk):
-                if isinstance(body, bytes):
-                    self._warden_says(json.loads(body))
-        elif not chunk:  # results: the warden holds a writer, so this is the warden's death
-            self._warden_gone(fd)
-        else:
-            for body in self._reader.feed(chunk):
-                self._accept(body)
-
-    def _warden_says(self, report: dict) -> None:
-        if "zygote" in report:
-            self._zygote = report["zygote"]
-        elif report.get("exited") == self._zygote and self._zygote is not None:
-            # Everything the dead zygote wrote is in the pipes already: read it before concluding.
-            self._drain(self._results_r)
-            self._dead = True
-
-    def _warden_gone(self, fd: int) -> None:
-        self._selector.unregister(fd)
-        self._dead = self._warden_dead = True
-
-    def _accept(self, body: bytes | ProtocolError) -> None:
-        try:
-            if isinstance(body, ProtocolError):
-                raise body
-            message = _checked_envelope(decode(body, numpy_now=False))  # numpy: at judging
-        except ProtocolError as error:
-            self._problems.append(f"the sandbox sent an unreadable message: {error}")
-            return
-        if message["kind"] == "sandbox" and not self.isolation:
-            self.isolation = tuple(message["isolation"])  # sent before any student code ran
-        elif message["kind"] == "forbidden":
-            self.forbidden_seen.append(message["module"])
-        else:
-            self._messages.append(message)
-
-    def _take(self, kinds: set[str]) -> list[dict]:
-        """Remove and return the first queued message of one of ``kinds`` (as a 0/1-item list)."""
-        for message in self._messages:
-            if message["kind"] in kinds:
-                self._messages.remove(message)
-                return [message]
-        return []
-
-    def _drain(self, *fds: int) -> None:
-        """Read what dead writers left in these pipes, without waiting for more."""
-        for fd in fds:
-            for _ in range(64):
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except (BlockingIOError, OSError):
-                    break
-                if not chunk:
-                    break
-                if fd == self._results_r:
-                    for body in self._reader.feed(chunk):
-                        self._accept(body)
-                else:
-                    self._capture_of(fd).add(chunk)
-
-    def _capture_of(self, fd: int) -> Capture:
-        if fd in self._channel_of:
-            channel, stream = self._channel_of[fd]
-            return self._channel_captures[channel][stream]
-        return self._captures[fd == self._err_r]
+        for report in reports:
+            if "zygote" in report and zygote.pid is None:
+                zygote.pid, zygote.reaper = report["zygote"], report.get("reaper")
+                self._zygote = zygote.pid
+            elif "exited" in report and report["exited"] == zygote.pid:
+                # Everything the dead zygote wrote is in the pipes already: read it before concluding.
+                zygote.drain(own=False)
+                zygote.ended = report
+                self._dead = True
 
     def _begin_capture(self) -> None:
-        self._captures = self._fresh_captures()
+        if self._current is not None:
+            self._current.captures = self._fresh_captures()
 
     def _fresh_captures(self) -> tuple[Capture, Capture]:
         """Empty stdout and stderr captures, each bounded by the job's output limit."""
         return Capture(self.output_limit), Capture(self.output_limit)
 
     def _end_capture(self) -> tuple[str, str]:
-        return self._captures[0].text(), self._captures[1].text()
+        if self._current is None:
+            return "", ""
+        out, err = self._current.captures
+        return out.text(), err.text()
 
     def _death_or(self, default: str) -> str:
         code = self.process.poll()
         if code is None:
             return default
         return default + (f" (killed by signal {-code})" if code < 0 else f" (exit code {code})")
-
-
-# The messages a sandbox may send, and the fields each must have (of these types).
-_SHAPES = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": Raised},
-           "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
-
-
-def _checked_envelope(message) -> dict:
-    """Accept only the message shapes the sandbox may send; anything else is a protocol error."""
-    if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
-        raise ProtocolError("a message must be an object with a kind")
-    kind = message["kind"]
-    if kind not in _SHAPES:
-        raise ProtocolError(f"unknown message kind {kind[:40]!r}")
-    for name, kind_of in _SHAPES[kind].items():
-        if not isinstance(message.get(name), kind_of) or isinstance(message.get(name), bool):
-            raise ProtocolError(f"a {kind} message needs {name}")
-    if kind == "result":
-        if ("observations" in message) == ("error" in message) or \
-                set(message) - {"kind", "index", "observations", "error"}:
-            raise ProtocolError("a result holds either observations or an error")
-        if "error" in message and not isinstance(message["error"], Raised):
-            raise ProtocolError("a result's error must be an exception record")
-    if kind == "exit" and not (isinstance(message.get("code"), int) or isinstance(message.get("signal"), int)):
-        raise ProtocolError("an exit message needs a code or a signal")
-    if kind == "sandbox" and not all(isinstance(item, str) for item in message["isolation"]):
-        raise ProtocolError("isolation must be a list of names")
-    return message
 
 
 _undumpable = False

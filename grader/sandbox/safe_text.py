@@ -19,6 +19,22 @@ def _unprintable() -> re.Pattern:
     return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+@functools.cache
+def _surrogates() -> re.Pattern:
+    return re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str, limit: int) -> str:
+    """``text`` as the grader may keep and write it: at most ``limit`` characters (and a note
+    saying how many more there were), and no lone surrogate (JSON can carry ``"\\ud800"``, which
+    no UTF-8 writer accepts: each becomes U+FFFD, the replacement character)."""
+    if len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit:,} more characters]"
+    if not text.isascii():
+        text = _surrogates().sub("\ufffd", text)
+    return text
+
+
 def printable(text: str) -> str:
     """``text`` with every terminal control character written as an escape (``\\x1b``, ``\\u202e``)."""
     return _unprintable().sub(lambda match: repr(match.group())[1:-1], text)

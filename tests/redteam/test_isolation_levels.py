@@ -15,7 +15,7 @@ from grader.sandbox.isolation import NPROC_HEADROOM, IsolationPlan, plan_isolati
 from grader.sandbox.landlock import abi_version
 
 from .attacks import BY_ID
-from .conftest import ASSIGNMENT, REFERENCE
+from .conftest import ASSIGNMENT, REFERENCE, sandbox_processes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the levels are compared as root (CI)")
 
@@ -46,3 +46,31 @@ def test_each_level_reports_itself_and_only_landlock_keeps_world_readable_files(
     assert result.isolation[:2] == reported
     assert any(level.startswith("landlock-v") for level in result.isolation) == bool(plan.landlock_abi)
     assert (result.score > 0) is stolen
+
+
+def _plan(**layers) -> IsolationPlan:
+    return IsolationPlan(uid=62260, landlock_abi=abi_version(), nproc=NPROC_HEADROOM, **layers)
+
+
+# Where the machine refuses a layer (Docker's seccomp profile refuses unshare; its /sys/fs/cgroup is
+# read-only), the next one holds: strays whose leader thread has exited still die with their
+# submission, and the neighbour after them in the same warm sandbox gets its own results.
+@pytest.mark.parametrize("plan, container", [
+    (_plan(namespaces=True, seccomp=True, cgroups=True), {"pid-namespace", "net-namespace", "seccomp"}),
+    (_plan(namespaces=False, seccomp=True, cgroups=True), {"seccomp"}),
+    (_plan(namespaces=False, seccomp=False, cgroups=False), set()),
+], ids=["namespaces+cgroup", "cgroup-only", "sandbox-uid-only"])
+def test_every_container_keeps_strays_from_the_next_submission(arena, tmp_path, plan, container):
+    from grader import grade_submission, load_assignment
+    from grader.sandbox.launcher import Sandbox
+    assignment = load_assignment(ASSIGNMENT)
+    strays = arena.submission(BY_ID["zombie_leader_strays"], tmp_path / "strays")
+    with Sandbox(plan=plan) as sandbox:
+        hostile = grade_submission(strays, assignment, seed=1, sandbox=sandbox)
+        assert container <= set(hostile.isolation), hostile.isolation
+        assert ("pid-namespace" in hostile.isolation) == plan.namespaces
+        honest = grade_submission(REFERENCE, assignment, seed=1, sandbox=sandbox)
+        assert sandbox_processes(62260, 62261) == [], "strays outlived their submission"
+    assert honest.score == honest.max_score and honest.error is None
+    assert "STRAY" not in honest.import_stdout + "".join(s.feedback.stdout for s in honest.scenarios)
+    assert sandbox_processes(62260, 62261) == []

@@ -108,7 +108,7 @@ def test_the_output_folder_holds_only_the_graders_files(graded, arena):
 def test_nothing_was_written_beside_the_job_folders_or_into_the_grader(graded):
     assert not [name for name in os.listdir(tempfile.gettempdir()) if name.startswith("forged-")]
     assert not list((ROOT / "grader").glob("redteam_probe_*"))
-    assert not list((ROOT / "exercises" / "autodiff").glob("*.json"))
+    assert [path.name for path in (ROOT / "exercises" / "autodiff").glob("*.json")] in ([], ["provided.json"])
 
 
 def test_no_network_connection_got_out(graded, arena):
@@ -125,5 +125,15 @@ def test_no_sandbox_process_survives(graded):
 def test_every_bullet_of_the_issue_is_covered():
     bullets = {attack.bullet for attack in ATTACKS}
     assert bullets == {"forged results", "lying values", "control flow", "resources", "snooping",
-                       "attacks on the grader"}
+                       "attacks on the grader", "containers"}
     assert len(ATTACKS) >= 35
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda attack: attack.id)
+def test_what_an_attack_sends_is_bounded_and_writable(graded, attack):
+    # Floods of forged frames with 4 MB messages once made a result file of 218 MB; a lone
+    # surrogate in a message crashed every writer. Every result stays small and valid UTF-8.
+    data = graded[attack.id].cli_result.read_bytes()
+    assert len(data) < 2_000_000, f"{attack.id}: a result file of {len(data):,} bytes"
+    data.decode("utf-8")   # strict
+    json.dumps(graded[attack.id].library.to_dict(), ensure_ascii=False).encode("utf-8")   # strict too

@@ -1,14 +1,20 @@
-"""Hostile submissions in one ``grader grade`` batch with honest ones: the honest ones get exactly
-the results they get when graded alone, the hostile ones nothing, and the output folder holds only
-what the grader wrote (the attacks aim at it: ``@OUT@`` is the batch's own output folder)."""
+"""Hostile submissions in one ``grader grade`` batch with honest ones graded after them: the honest
+ones get exactly the results they get when graded alone, the hostile ones nothing, the output folder
+holds only what the grader wrote (the attacks aim at it: ``@OUT@`` is the batch's own output
+folder), every report is written, no listener on loopback or on a Unix socket hears anything, and
+no process of a sandbox user is left once the grader has exited."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -17,10 +23,18 @@ from .attacks import BY_ID, ROOT
 from .conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
-# The attacks most likely to reach a neighbour: the shared output folder, signals, strays, shadow files.
+UID_BASE = 62200
+# The attacks most likely to reach a neighbour: the shared output folder, signals, strays that
+# outlive their submission (forging frames, copying pipes), floods, a full process table, files
+# no cleanup can remove, text no writer can write.
 HOSTILE = ("files_in_output_folder", "atexit_forgery", "kill_process_groups", "kill_everything", "kill_parents",
            "fork_burst_setsid", "thread_after_return", "memory_bomb", "read_solution", "stdlib_shadow_files",
-           "endless_threads", "output_200_mb", "result_pipe_frames")
+           "endless_threads", "output_200_mb", "result_pipe_frames", "zombie_leader_strays", "nproc_hog",
+           "sockets_everywhere", "flood_huge_forbidden", "flood_tiny_messages", "forged_huge_results",
+           "lone_surrogates", "deep_folders")
+# Honest neighbours sort after every attacker: each is graded after them, in a sandbox they used.
+NEIGHBOURS = ("zz_buggy", "zz_reference", "zz_reference_again")
+STRAY_MARKS = ("STOLEN-BY-", "STRAY-OF-", "torch")
 
 
 def _verdicts(result: dict) -> dict:
@@ -29,13 +43,13 @@ def _verdicts(result: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def honest(tmp_path_factory) -> dict:
-    """The reference and one buggy fixture (made from the reference by tests/fixtures/make_buggy.py)."""
+    """The reference (twice) and one buggy fixture (made from the reference by tests/fixtures/make_buggy.py)."""
     spec = importlib.util.spec_from_file_location("make_buggy", ROOT / "tests" / "fixtures" / "make_buggy.py")
     make_buggy = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(make_buggy)
     buggy = tmp_path_factory.mktemp("honest") / "detach_returns_self.py"
     buggy.write_text(make_buggy.buggy_source("detach_returns_self"))
-    return {"reference": REFERENCE, "buggy": buggy}
+    return {"zz_buggy": buggy, "zz_reference": REFERENCE, "zz_reference_again": REFERENCE}
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +60,26 @@ def batch(arena, honest, tmp_path_factory):
     submissions, out = base / "submissions", base / "out"
     out.mkdir(mode=0o777)
     out.chmod(0o777)   # world-writable: only the sandbox keeps the attacks out
+    jobs = Path(tempfile.mkdtemp(prefix="redteam-jobs-"))   # the job folders, to see that none is left
+    jobs.chmod(0o755)
     for attack_id in HOSTILE:
         arena.submission(BY_ID[attack_id], submissions / attack_id, out=out)
     for student, source in honest.items():
         (submissions / student).mkdir(parents=True)
         shutil.copy(source, submissions / student / "autodiff.py")
-    env = {**os.environ, "GRADER_SANDBOX_UID_BASE": "62200"}
+    env = {**os.environ, "GRADER_SANDBOX_UID_BASE": str(UID_BASE), "TMPDIR": str(jobs)}
+    began = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     command = [GRADER, "grade", str(submissions), "--assignment", str(ASSIGNMENT), "--solutions", str(HIDDEN),
-               "--out", str(out), "--seed", "1", "-j", "2"]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-    return done, out
+               "--out", str(out), "--seed", "1", "-j", "2", "--format", "gradescope",
+               "--junit", str(base / "junit.xml")]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    seconds = time.monotonic() - began
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    left = sandbox_processes(UID_BASE, UID_BASE + 100)   # the grader has exited: nothing of it may run on
+    yield {"done": done, "out": out, "junit": base / "junit.xml", "jobs": sorted(os.listdir(jobs)),
+           "seconds": seconds, "peak_kb": peak_kb if peak_kb > before else None, "left": left}
+    shutil.rmtree(jobs, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -67,36 +91,60 @@ def alone(honest):
             for student, path in honest.items()}
 
 
-def test_the_batch_completes(batch):
-    done, out = batch
-    assert done.returncode == 0, done.stderr
+def test_the_batch_completes_with_every_report(batch):
+    done, out = batch["done"], batch["out"]
+    # 1: some submissions "could not be graded" (an attacker's own error), never a crash of ours (3)
+    assert done.returncode in (0, 1) and "Error:" not in done.stderr, done.stderr
+    assert (out / "gradebook.csv").is_file() and (out / "summary.json").is_file()
+    assert len(list((out / "gradescope").glob("*.json"))) == len(HOSTILE) + len(NEIGHBOURS)
+    batch["junit"].read_text(encoding="utf-8")   # strict UTF-8: no lone surrogate got through
 
 
 def test_honest_neighbours_get_exactly_their_normal_results(batch, alone):
-    _, out = batch
+    out = batch["out"]
     for student, expected in alone.items():
         got = json.loads((out / "results" / f"{student}.json").read_text())
         jsonschema.validate(got, SCHEMA)
-        assert (got["score"], got["max_score"]) == (expected["score"], expected["max_score"])
+        assert (got["score"], got["max_score"], got["error"]) == (expected["score"], expected["max_score"], None)
         assert _verdicts(got) == _verdicts(expected)
-    assert alone["reference"]["score"] == alone["reference"]["max_score"]
+        shown = got["import_stdout"] + got["import_stderr"] + "".join(
+            s["feedback"]["stdout"] + s["feedback"]["stderr"] for s in got["scenarios"])
+        assert not [mark for mark in STRAY_MARKS if mark in shown], f"{student} saw an attacker's output"
+    assert alone["zz_reference"]["score"] == alone["zz_reference"]["max_score"]
 
 
 def test_hostile_submissions_earn_nothing_in_a_batch(batch):
-    _, out = batch
+    out = batch["out"]
     for attack_id in HOSTILE:
         result = json.loads((out / "results" / f"{attack_id}.json").read_text())
         jsonschema.validate(result, SCHEMA)
         assert result["score"] == 0, attack_id
         assert not [s for s in result["scenarios"] if s["task"] in ("detach", "tape") and s["status"] == "passed"]
+        assert (out / "results" / f"{attack_id}.json").stat().st_size < 2_000_000, attack_id
 
 
 def test_the_output_folder_holds_only_what_the_grader_wrote(batch, arena):
-    _, out = batch
+    out = batch["out"]
     assert sorted(p.name for p in (out / "results").iterdir()) == sorted(
-        f"{student}.json" for student in (*HOSTILE, "reference", "buggy"))
+        f"{student}.json" for student in (*HOSTILE, *NEIGHBOURS))
     assert not list(out.glob("forged-*")) and not (out / "results.json").exists()
     rows = {line.split(",")[0]: line for line in (out / "gradebook.csv").read_text().splitlines()[1:]}
-    assert set(rows) >= {"reference", "buggy", *HOSTILE}
+    assert set(rows) >= {*NEIGHBOURS, *HOSTILE}
     assert arena.canary.read_text() == CANARY_TEXT
-    assert sandbox_processes(62200, 62300) == []
+
+
+def test_nothing_outlives_the_grader(batch):
+    assert batch["left"] == [], "processes of the batch's sandbox users outlived the grader"
+    assert batch["jobs"] == [], "job folders were left behind"
+
+
+def test_no_listener_heard_anything(batch, arena):
+    assert arena.connections == []
+
+
+def test_floods_cost_the_grader_little(batch):
+    # 390,000 tiny messages once took 13 minutes of the grader's CPU; 4 MB messages grew it to a
+    # MemoryError. The whole batch, 24 submissions, stays within bounded time and memory.
+    assert batch["seconds"] < 300
+    if batch["peak_kb"] is not None:   # the largest process the test has waited for: the grader
+        assert batch["peak_kb"] < 400_000, f"{batch['peak_kb']:,} kB"

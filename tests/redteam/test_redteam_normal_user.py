@@ -1,10 +1,12 @@
-"""The normal-user path: ``grader check`` run by an ordinary user, where Landlock is the only fence.
+"""The normal-user path: ``grader check`` and ``grade`` run by an ordinary user, where Landlock,
+seccomp and the namespaces of a user namespace are the fences (no sandbox user of its own).
 
 Runs only as root (CI): it creates a user with ``useradd`` and a copy of the interpreter that user
 can run (ours lives under /root, mode 0700): the binary with its library search path pointed at
 ``$ORIGIN/../lib``, libpython, the standard library without its tests, numpy, click, PyYAML and the
 grader package. The instructor's files are world-readable here on purpose: only the sandbox can keep
-a submission from reading them, or from signalling the grader that runs as the same user.
+a submission from reading them, or from signalling the grader that runs as the same user; and the
+user's own Unix socket (as its tmux server's would be) is one only its own processes may reach.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from .attacks import BY_ID, ROOT
-from .conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena
+from .conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners, sandbox_processes
 
 USER = "grader-redteam"
 PYTHON_VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -93,6 +95,28 @@ def _portable_python(target: Path) -> Path:
     return binary
 
 
+@pytest.fixture(scope="module")
+def listening(student, place):
+    """Listeners on loopback, and a Unix socket of the user's own in the user's own folder (0700)."""
+    folder = place[0] / "sockets"
+    with Listeners(owner=student, folder=folder) as listeners:
+        yield listeners
+
+
+def expected_isolation(student) -> set[str]:
+    """What this kernel lets an ordinary user's sandbox have: a user namespace (with PID and network
+    namespaces in it) where unprivileged ones are allowed, and seccomp where it is built in."""
+    uid, gid = student
+    allowed = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--",
+                              "unshare", "--user", "--pid", "--net", "--fork", "true"], capture_output=True)
+    names = {"rlimits"}
+    if allowed.returncode == 0:
+        names |= {"user-namespace", "pid-namespace", "net-namespace"}
+    if "Seccomp:" in Path("/proc/self/status").read_text():
+        names.add("seccomp")
+    return names
+
+
 def check_as_student(student, place, submission: Path, name: str) -> tuple[int, dict]:
     """``grader check --json -v`` as the ordinary user; returns the exit code and the JSON it wrote."""
     base, python, course, _, out = place
@@ -119,9 +143,12 @@ def _submit(place, name: str, source: str) -> Path:
     return path
 
 
-def _attack_source(place, attack_id: str) -> str:
+def _attack_source(place, attack_id: str, listening: Listeners | None = None) -> str:
     base, _, course, canary, out = place
     arena = Arena(base, canary, out, base, 9, "unused")
+    if listening is not None:
+        arena = Arena(base, canary, out, base, listening.port, "unused", listening.received, listening.udp_port,
+                      listening.unix_path, listening.abstract_name)
     places = {**arena.places(BY_ID[attack_id]), "REPO": str(course)}
     return BY_ID[attack_id].source(places)
 
@@ -131,6 +158,7 @@ def test_reference_gets_full_marks_under_landlock_alone(student, place):
     assert code == 0 and result["score"] == result["max_score"] > 0
     assert any(level.startswith("landlock-v") for level in result["isolation"])
     assert "uid-drop" not in result["isolation"]
+    assert expected_isolation(student) <= set(result["isolation"]), result["isolation"]
 
 
 @pytest.mark.parametrize("attack_id", ["read_solution", "read_hidden_scenarios", "files_in_output_folder",
@@ -144,3 +172,72 @@ def test_attack_earns_nothing_and_harms_nothing_as_a_normal_user(student, place,
     text = json.dumps(result)
     assert "ADOPTED-" not in text and "releasing the tape freed the records" not in text
     assert place[3].read_text() == CANARY_TEXT and os.listdir(place[3].parent) == ["canary.txt"]
+
+
+def test_the_users_own_sockets_and_loopback_are_out_of_reach(student, place, listening):
+    # The sandbox runs as the user, so the user's own socket lets it in by its modes: only seccomp
+    # (no socket of any family) and the network namespace keep it out, Landlock does not.
+    source = _attack_source(place, "sockets_everywhere", listening)
+    code, result = check_as_student(student, place, _submit(place, "sockets", source), "sockets")
+    assert code == 1 and result["score"] == 0
+    assert listening.received == [], listening.received
+    assert "refused unix" in result["import_stdout"], result["import_stdout"]
+
+
+def test_threads_of_the_users_other_programs_do_not_count_against_the_sandbox(student, place):
+    # RLIMIT_NPROC counts every thread of the user: a browser's 201 threads once left the sandbox
+    # no process to fork. The sandbox counts only its own (a user namespace of its own), or adds them.
+    uid, gid = student
+    busy = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--",
+                             str(place[1]), "-c", "import threading, time\n"
+                             "for _ in range(201):\n"
+                             "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+                             "print('ready', flush=True); time.sleep(60)"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert busy.stdout.readline().strip() == "ready"
+        code, result = check_as_student(student, place, _submit(place, "reference-busy", REFERENCE.read_text()),
+                                        "reference-busy")
+        assert code == 0 and result["score"] == result["max_score"] > 0
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_a_batch_as_the_user_keeps_neighbours_apart_and_leaves_nothing_running(student, place, listening):
+    # The reference first, then attackers that scan memory for it, leave strays behind (forging
+    # frames, copying pipes, holding every process slot), then honest neighbours: the neighbours'
+    # results are their results alone, and once the grader exits no process of the user is left.
+    from grader import grade_submission, load_assignment
+    base, python, course, _, _ = place
+    uid, gid = student
+    submissions, out = base / "batch" / "submissions", base / "batch" / "out"
+    order = ["a_reference", "b_heap_remnants", "c_zombie_leader_strays", "d_nproc_hog", "zz_reference"]
+    for name in order:
+        (submissions / name).mkdir(parents=True)
+        attack = name.split("_", 1)[1]
+        source = REFERENCE.read_text() if attack == "reference" else _attack_source(place, attack, listening)
+        (submissions / name / "autodiff.py").write_text(source)
+    out.mkdir(parents=True)
+    subprocess.run(["chmod", "-R", "a+rwX", str(base / "batch")], check=True)
+    done = subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", str(python), "-P", "-m", "grader",
+         "grade", str(submissions), "--assignment", str(course / "exercises" / "autodiff"), "--solutions",
+         str(course / "solutions" / "autodiff"), "--out", str(out), "--seed", "1", "-j", "1"],
+        cwd=base / "work", capture_output=True, text=True, timeout=600,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(base / "work"), "LANG": "C.UTF-8"})
+    # 1: some submissions "could not be graded" (an attacker's own error), never a crash of ours (3)
+    assert done.returncode in (0, 1) and "Error:" not in done.stderr, done.stdout[-3000:] + done.stderr
+    left = sandbox_processes(uid, uid + 1)
+    assert left == [], f"processes of the user outlived the grader: {left}"
+    alone = grade_submission(REFERENCE, load_assignment(ASSIGNMENT, hidden=HIDDEN), seed=1, scope="all").to_dict()
+    results = {name: json.loads((out / "results" / f"{name}.json").read_text()) for name in order}
+    for name in ("a_reference", "zz_reference"):
+        got = results[name]
+        assert (got["score"], got["error"]) == (alone["score"], None), name
+        assert {s["id"]: s["status"] for s in got["scenarios"]} == {s["id"]: s["status"] for s in alone["scenarios"]}
+        assert "STOLEN" not in json.dumps(got) and "STRAY" not in json.dumps(got)
+    for name in ("b_heap_remnants", "c_zombie_leader_strays", "d_nproc_hog"):
+        assert results[name]["score"] == 0, name
+    assert "ADOPTED" not in results["b_heap_remnants"]["import_stdout"]
+    assert listening.received == []

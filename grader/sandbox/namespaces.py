@@ -1,0 +1,103 @@
+"""Fresh Linux namespaces for one zygote, through ctypes (Python 3.11 has no ``os.unshare``).
+
+The warden (as root; for an ordinary user, a fork of it, the keeper) calls :func:`enter`, then forks
+the reaper, process 1 of the new PID namespace, and the zygote, process 2: when the reaper dies the
+kernel kills every process of that namespace, whatever state they are in, and no process in it can
+see or signal one outside. The warden then goes back home (:func:`leave`). The network namespace
+holds only a loopback interface that is down: no route to the machine's own loopback, nor anywhere
+else. As root both come directly; an ordinary user gets them inside a new user namespace (where
+the kernel allows unprivileged ones), which also gives the sandbox its own count of processes for
+RLIMIT_NPROC. Whatever the kernel refuses is left out, and the zygote reports what it got.
+Standard library only: the sandbox child imports this file by path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+NAMES = {CLONE_NEWUSER: "user-namespace", CLONE_NEWPID: "pid-namespace", CLONE_NEWNET: "net-namespace"}
+_CAPSET = {"x86_64": 126, "aarch64": 91}
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # one handle, functions looked up now (see landlock.py)
+_LIBC.unshare, _LIBC.setns, _LIBC.syscall  # noqa: B018
+
+
+def _libc():
+    return _LIBC
+
+
+def enter(as_root: bool, network: int | None = None) -> list[str]:
+    """Move this process into new namespaces (its next child is PID 1 of the new PID namespace);
+    returns the names of those it got, strongest set first, possibly none. As root, ``network``
+    (from :func:`empty_network`) is the network namespace to join instead of making one."""
+    if as_root and network is not None:
+        names = [NAMES[CLONE_NEWPID]] if _libc().unshare(CLONE_NEWPID) == 0 else []
+        if _libc().setns(network, CLONE_NEWNET) == 0:
+            names.append(NAMES[CLONE_NEWNET])
+        return names
+    wanted = CLONE_NEWPID | CLONE_NEWNET | (0 if as_root else CLONE_NEWUSER)
+    uid, gid = os.getuid(), os.getgid()
+    libc = _libc()
+    for flags in (wanted, wanted & ~CLONE_NEWNET, wanted & ~CLONE_NEWPID):
+        if libc.unshare(flags) != 0:
+            continue
+        if flags & CLONE_NEWUSER:
+            _map_ids(uid, gid)
+        return [NAMES[flag] for flag in (CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER) if flags & flag]
+    return []
+
+
+def _map_ids(uid: int, gid: int) -> None:
+    """Inside the new user namespace the user keeps its own ids (and nothing else is mapped). A
+    process may always write its own maps right after unshare; failing that, it would be nobody,
+    unable to read its own job folder, so this raises rather than carry on."""
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+
+
+def drop_capabilities() -> None:
+    """Empty this process's capability sets. The creator of a user namespace holds every capability
+    inside it, and a uid change that involves no uid 0 does not clear them: capset does."""
+    number = _CAPSET.get(os.uname().machine)
+    if number is None:
+        raise OSError(f"capset is not known on {os.uname().machine}")
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 capability bits)
+    libc = _libc()
+    if libc.syscall(number, header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def empty_network(home: dict[int, int]) -> int | None:
+    """(root) A network namespace of this process's own, holding only a loopback that is down, for
+    its zygotes to join one after the other: making one per zygote cost each ~1 ms, and as much
+    again to the kernel to tear it down. Sharing it is safe because its zygotes come one at a time,
+    each container is empty before the next starts, and none of them may change it (that needs
+    CAP_NET_ADMIN, and the sandbox has no capability). None where the kernel refuses."""
+    libc = _libc()
+    if libc.unshare(CLONE_NEWNET) != 0:
+        return None
+    network = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    if libc.setns(home[CLONE_NEWNET], CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "setns back to this process's own network namespace failed")
+    return network
+
+
+def home() -> dict[int, int]:
+    """Descriptors of this process's own PID and network namespaces, to come back to (root only)."""
+    return {flag: os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+            for flag, name in ((CLONE_NEWPID, "pid"), (CLONE_NEWNET, "net"))}
+
+
+def leave(home: dict[int, int]) -> None:
+    """Back to the namespaces of :func:`home` after :func:`enter` (the fork in between stays in the
+    new ones). Raises when the kernel refuses: a process stuck in them cannot serve the next zygote."""
+    libc = _libc()
+    for flag, fd in home.items():
+        if libc.setns(fd, flag) != 0:
+            raise OSError(ctypes.get_errno(), f"setns back to this process's own namespace ({NAMES[flag]}) failed")

@@ -1,0 +1,100 @@
+"""What the grader accepts from a zygote: one slot per message kind, budgets per run and per
+submission, every step O(1) (grader/sandbox/intake.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from grader.sandbox import intake
+from grader.sandbox.framing import HEADER, frame
+from grader.sandbox.intake import Budget, Intake
+
+
+def _raw(text: str) -> bytes:
+    body = text.encode()
+    return HEADER.pack(len(body)) + body
+
+
+def test_a_result_and_an_exit_count_for_the_run_they_name_while_it_runs():
+    taken = Intake(Budget())
+    three, four = taken.expect(3), taken.expect(4)
+    taken.feed(frame({"kind": "result", "index": 4, "observations": {"forged": True}}))   # not running yet
+    taken.feed(frame({"kind": "result", "index": 3, "observations": {"y": 1}})
+               + frame({"kind": "exit", "index": 3, "code": 0}))
+    taken.feed(frame({"kind": "result", "index": 4, "observations": {"y": 2}}))
+    assert taken.result(three)["observations"] == {"y": 1}
+    assert taken.exit(three) == {"kind": "exit", "index": 3, "code": 0}
+    assert taken.result(four)["observations"] == {"y": 2}
+    assert "another scenario" in taken.problem(three)
+
+
+def test_the_same_scenario_run_twice_in_a_row_keeps_each_runs_messages_apart():
+    taken = Intake(Budget())
+    first, second = taken.expect(0), taken.expect(0)
+    taken.feed(frame({"kind": "result", "index": 0, "observations": 1}) + frame({"kind": "exit", "index": 0, "code": 0})
+               + frame({"kind": "result", "index": 0, "observations": 2}))
+    assert taken.result(first)["observations"] == 1 and taken.problem(first) is None
+    taken.forget(first)
+    assert taken.result(second)["observations"] == 2 and taken.exit(second) is None
+
+
+def test_a_second_result_is_a_problem_not_an_answer():
+    taken = Intake(Budget())
+    run = taken.expect(0)
+    taken.feed(frame({"kind": "result", "index": 0, "observations": 1})
+               + frame({"kind": "result", "index": 0, "observations": 2}))
+    assert taken.result(run)["observations"] == 1 and taken.problem(run) == "the scenario sent more than one result"
+
+
+def test_the_first_isolation_and_import_message_are_kept_and_forbidden_names_are_bounded():
+    taken = Intake(Budget())
+    taken.feed(frame({"kind": "sandbox", "isolation": ["rlimits", "seccomp"]})
+               + frame({"kind": "sandbox", "isolation": ["none"]}))
+    taken.feed(frame({"kind": "ready"}) + frame({"kind": "import_error", "error": {"__raised__": {
+        "type": "E", "message": "", "mro": [], "traceback": ""}}}))
+    taken.feed(b"".join(frame({"kind": "forbidden", "module": f"m{n}" + "x" * 300}) for n in range(40)))
+    assert taken.isolation == ("rlimits", "seccomp") and taken.imported == {"kind": "ready"}
+    assert len(taken.forbidden) == intake.MAX_FORBIDDEN and all(len(name) <= 200 for name in taken.forbidden)
+
+
+def test_a_flood_of_tiny_messages_is_cut_off_at_once():
+    # 390,000 of them once cost the grader 13 minutes (list.pop(0) on the backlog).
+    flood = frame({"kind": "forbidden", "module": "torch"}) * 390_000
+    taken = Intake(Budget())
+    began = time.monotonic()
+    for at in range(0, len(flood), 65536):
+        taken.feed(flood[at:at + 65536])
+    assert time.monotonic() - began < 2.0
+    assert taken.exceeded == f"the sandbox sent more than {intake.MAX_RUN_MESSAGES} messages for one scenario"
+    assert taken.forbidden == ["torch"]
+
+
+def test_bytes_are_counted_per_run_and_per_submission():
+    huge = _raw(json.dumps({"kind": "forbidden", "module": "x" * 4_000_000}))
+    taken = Intake(Budget())
+    for _ in range(3):
+        taken.feed(huge)
+    assert taken.exceeded is not None and "for one scenario" in taken.exceeded
+    budget = Budget(bytes=10_000)
+    later = Intake(budget)   # a zygote after a restart: the submission's budget is what is left
+    later.feed(frame({"kind": "sandbox", "isolation": []}) + b"x" * 10_000)
+    assert later.exceeded is not None and "in all" in later.exceeded
+
+
+def test_unreadable_messages_are_problems_of_the_run_and_bounded():
+    taken = Intake(Budget())
+    run = taken.expect(0)
+    taken.feed(b"".join(_raw('{"kind": "result", "index": 0, "observations": NaN}') for _ in range(20)))
+    taken.feed(_raw('{"kind": "nonsense"}') + frame({"kind": "exit", "index": 0, "code": 0}))
+    assert taken.exit(run) is not None and taken.result(run) is None
+    assert taken.problem(run).startswith("the sandbox sent an unreadable message")
+    assert len(taken._problems[run]) == intake.MAX_PROBLEMS
+
+
+def test_a_run_that_timed_out_is_forgotten_and_later_messages_are_not_its():
+    taken = Intake(Budget())
+    first, second = taken.expect(0), taken.expect(1)
+    taken.forget(first)   # killed: no exit will come
+    taken.feed(frame({"kind": "result", "index": 1, "observations": 5}))
+    assert taken.result(second)["observations"] == 5 and taken.result(first) is None

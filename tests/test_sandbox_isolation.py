@@ -1,0 +1,174 @@
+"""The isolation pieces one by one, in real processes: seccomp, namespaces, sandbox uids, cgroups,
+and finding processes that look dead (grader/sandbox/*.py)."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+from grader.sandbox import cgroups, namespaces, proctree, seccomp, uids
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+def _in_child(body) -> int:
+    """Run ``body()`` in a fork; its return value (a small int) is the exit code."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(body())
+        except BaseException:
+            os._exit(99)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.mark.skipif(not seccomp.supported(), reason="no filter for this architecture")
+def test_seccomp_refuses_sockets_and_the_calls_a_sandbox_never_needs_and_nothing_else():
+    def body():
+        seccomp.install()
+        refused = 0
+        for family, kind in ((socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_INET6, socket.SOCK_STREAM),
+                             (socket.AF_UNIX, socket.SOCK_STREAM), (socket.AF_NETLINK, socket.SOCK_RAW)):
+            try:
+                socket.socket(family, kind)
+            except PermissionError:
+                refused += 1
+        try:
+            socket.socketpair()
+        except PermissionError:
+            refused += 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        refused += libc.unshare(namespaces.CLONE_NEWNET) == -1 and ctypes.get_errno() == errno.EPERM
+        refused += libc.prctl(1, 0, 0, 0, 0) == -1   # clearing the parent-death signal
+        try:
+            os.kill(-1, 0)
+        except PermissionError:
+            refused += 1
+        # What programs do need still works: threads (clone3 falls back to clone), fork, numpy.
+        done = []
+        thread = threading.Thread(target=lambda: done.append(1))
+        thread.start()
+        thread.join()
+        child = os.fork()
+        if child == 0:
+            os._exit(7)
+        import numpy
+        works = done == [1] and os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 7 and numpy.ones(3).sum() == 3
+        return refused if works else 100
+    assert _in_child(body) == 8
+
+
+def test_the_filter_fits_bpf_and_checks_the_architecture_first():
+    for machine in ("x86_64", "aarch64"):
+        code = seccomp.program(machine)
+        assert code[0] == (0x20, 0, 0, 4) and code[1][0] == 0x15   # load the arch, compare
+        assert len(code) < 256
+
+
+def test_fresh_namespaces_as_root_and_back_home():
+    if os.geteuid() != 0:
+        pytest.skip("the warden makes them itself only as root")
+
+    def body():
+        home = namespaces.home()
+        entered = namespaces.enter(as_root=True)
+        if not entered:
+            return 50   # refused here (a container's own seccomp profile, say): nothing to check
+        reader, writer = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.write(writer, b"%d" % os.getpid())
+            os._exit(0)
+        pid_inside = int(os.read(reader, 16))
+        os.waitpid(child, 0)
+        namespaces.leave(home)
+        again = os.fork()   # back home: the next child is an ordinary process of ours again
+        if again == 0:
+            os._exit(0 if os.getpid() != 1 else 1)
+        back = os.waitstatus_to_exitcode(os.waitpid(again, 0)[1])
+        return 0 if pid_inside == 1 and back == 0 and "net-namespace" in entered else 2
+    assert _in_child(body) in (0, 50)
+
+
+@ROOT_ONLY
+def test_a_sandbox_uid_is_held_machine_wide():
+    base = int(os.environ.get("GRADER_SANDBOX_UID_BASE", "61000")) + 700
+    first = uids.claim(base)
+    try:
+        second = uids.claim(base)   # a second claim in another process would see the same lock
+        assert (first.uid, second.uid) == (base, base + 1)
+        reader, writer = os.pipe()
+
+        def other_process():
+            claim = uids.claim(base)
+            os.write(writer, b"%d" % claim.uid)
+            return 0
+        assert _in_child(other_process) == 0
+        assert int(os.read(reader, 16)) == base + 2
+        second.release()
+        assert uids.claim(base + 1).uid == base + 1   # released: free again
+        with pytest.raises(uids.UidsExhausted):
+            uids.claim_exactly(base, wait_seconds=0.2)
+    finally:
+        first.release()
+
+
+def test_a_process_whose_leader_thread_exited_is_not_taken_for_dead():
+    # The raw exit system call ends the leader thread only: the process shows "Z" while its other
+    # threads run. It is still running, and a SIGKILL to it ends them all.
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        threading.Thread(target=lambda: (os.write(writer, b"!"), time.sleep(60))).start()
+        ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[os.uname().machine], 0)
+    os.read(reader, 1)
+    deadline = time.monotonic() + 5
+    while not open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        assert proctree.running(pid)
+        assert pid in proctree.children(os.getpid())
+        others = frozenset(child for child in proctree.children(os.getpid()) if child != pid)
+        assert proctree.kill_children(os.getpid(), keep=others)
+        assert not proctree.running(pid)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+@ROOT_ONLY
+def test_a_cgroup_container_is_killed_as_a_whole_and_removed():
+    where = cgroups.hierarchy()
+    if where is None or where.unified is None:
+        pytest.skip("no writable cgroup v2 here")
+    container = cgroups.Container(where, f"test-{os.getpid()}")
+    container.limit(pids=20, memory_bytes=256 << 20)
+    assert any("cgroup" in join["gives"] for join in container.joins)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        for join in container.joins:
+            with open(join["procs"], "w") as handle:
+                handle.write("0")
+        for _ in range(5):   # a few processes that leave the tree: the cgroup still holds them
+            if os.fork() == 0:
+                os.setsid()
+                time.sleep(60)
+        os.write(writer, b"!")
+        time.sleep(60)
+    os.read(reader, 1)
+    assert not container.empty()
+    if "pids" in where.limits:
+        assert any("pids-limit" in join["gives"] for join in container.joins)
+    container.kill()
+    os.waitpid(pid, 0)
+    assert container.wait_empty(5.0)
+    container.remove()
+    assert container.folders == []
