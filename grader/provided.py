@@ -14,6 +14,7 @@ statements (``Tensor`` class body: its attributes), and the module's other top-l
 from __future__ import annotations
 
 import ast
+import copy
 import json
 from dataclasses import dataclass
 
@@ -114,8 +115,8 @@ def _part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 def _without_docstring(node: ast.AST) -> ast.AST:
     body = getattr(node, "body", None)
     if isinstance(body, list) and body and _is_docstring(body[0]):
-        clone = ast.parse(ast.unparse(node)).body[0]
-        clone.body = clone.body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+        clone = copy.copy(node)  # shallow: only its body differs, and the tree stays untouched
+        clone.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
         return clone
     return node
 

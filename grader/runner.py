@@ -63,6 +63,17 @@ class Run:
     isolation: tuple[str, ...] = ()
     forbidden: list[str] = field(default_factory=list)   # modules the submission tried to import
     import_output: tuple[str, str] = ("", "")            # stdout, stderr of the first import that worked
+    provided_changes: tuple[ProvidedChange, ...] | None = None  # None: not compared yet (see changed_parts)
+
+
+def changed_parts(run: Run, plan: Plan) -> tuple[ProvidedChange, ...]:
+    """What the run's submission changed of the handout's provided code, compared once per run."""
+    if run.provided_changes is None:
+        run.provided_changes = ()
+        if plan.provided and run.submission.module_text is not None:
+            from grader.provided import changes
+            run.provided_changes = changes(run.submission.module_text, plan.student_functions, dict(plan.provided))
+    return run.provided_changes
 
 
 def grade_submission(submission: str | Path | Submission, assignment: Assignment, *, seed: int | None = None,
@@ -124,6 +135,7 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
     while position < len(queue):
         sandbox.send_job(Path(submission.module_file), submission.module_name, commands.job(plan),
                          source=(submission.module_text or "").encode("utf-8", "surrogatepass"), code=submission.code)
+        changed_parts(run, plan)  # the grader's own work, done while the zygote imports the submission
         imported = sandbox.wait_ready(plan.limits.import_time)
         run.import_seconds += imported.duration
         run.isolation = run.isolation or sandbox.isolation
@@ -223,7 +235,6 @@ def _placed(change: ProvidedChange, locate: Callable[[int], str]) -> ProvidedCha
 
 def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, ...],
             error: str | None) -> SubmissionResult:
-    from grader.provided import changes
     from grader.results import SubmissionResult
     from grader.scoring import task_scores, total
     score, max_score = total(scenarios)
@@ -233,11 +244,9 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
     timings = {"total": round(time.monotonic() - run.started, 6)}
     if run.submission.problem is None:
         timings = {"import": round(run.import_seconds, 6), **timings}
-    changed: tuple[ProvidedChange, ...] = ()
-    if assignment.provided and run.submission.module_text is not None:
-        changed = changes(run.submission.module_text, assignment.student_functions, dict(assignment.provided))
-        if run.submission.locate is not None:
-            changed = tuple(_placed(change, run.submission.locate) for change in changed)
+    changed = changed_parts(run, assignment)
+    if run.submission.locate is not None:
+        changed = tuple(_placed(change, run.submission.locate) for change in changed)
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,
