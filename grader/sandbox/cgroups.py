@@ -155,14 +155,7 @@ class Container:
     def remove(self) -> None:
         """Remove the folders (an empty cgroup's folder, once its last process is reaped)."""
         for folder in self.folders:
-            for _ in range(20):
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.001)
+            _rmdir(folder, tries=20, pause=0.001)
         self.folders = []
 
 
@@ -254,6 +247,18 @@ def _remove_stale(parent: Path) -> None:
             _remove_folder(Path(entry.path))
 
 
+def _rmdir(folder: Path, tries: int, pause: float) -> None:
+    """Remove a cgroup's folder, waiting while the kernel still counts a process that just died in it."""
+    for _ in range(tries):
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(pause)
+
+
 def _remove_folder(base: Path) -> None:
     """Kill what is left in a folder of cgroups and remove it (children first)."""
     for folder in sorted((Path(root) for root, _, _ in os.walk(base)), key=lambda p: len(p.parts), reverse=True):
@@ -265,14 +270,7 @@ def _remove_folder(base: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-        for _ in range(100):
-            try:
-                folder.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.002)
+        _rmdir(folder, tries=100, pause=0.002)
 
 
 def _start_time(pid: int) -> int | None:

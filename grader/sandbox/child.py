@@ -312,19 +312,6 @@ def _received_fds(ancillary):
     return fds
 
 
-def _read_exactly(fd, size):
-    data = b""
-    while len(data) < size:
-        try:
-            chunk = os.read(fd, size - len(data))
-        except InterruptedError:
-            continue
-        if not chunk:
-            return None
-        data += chunk
-    return data
-
-
 _READ_RULES: dict[tuple, list] = {}
 _REACH_FDS: list[int] = []
 

@@ -93,23 +93,8 @@ def records(fd, need):
     pid per record; until every tag in ``need`` came, or the pipe closed."""
     told = {}
     while not all(tag in told for tag in need):
-        record = _read_exactly(fd, 5)
+        record = zygote.read_exactly(fd, 5)
         if record is None:
             break
         told[record[:1].decode()] = struct.unpack("=i", record[1:])[0]
     return told
-
-
-
-
-def _read_exactly(fd, size):
-    data = b""
-    while len(data) < size:
-        try:
-            chunk = os.read(fd, size - len(data))
-        except InterruptedError:
-            continue
-        if not chunk:
-            return None
-        data += chunk
-    return data

@@ -74,14 +74,14 @@ def write_all(fd, data):
 
 def receive(fd):
     """One framed message from the grader (trusted), or None at end of file."""
-    header = _read_exactly(fd, framing.HEADER.size)
+    header = read_exactly(fd, framing.HEADER.size)
     if header is None:
         return None
-    body = _read_exactly(fd, framing.HEADER.unpack(header)[0])
+    body = read_exactly(fd, framing.HEADER.unpack(header)[0])
     return None if body is None else json.loads(body)
 
 
-def _read_exactly(fd, size):
+def read_exactly(fd, size):
     """``size`` bytes from ``fd``, or None at end of file before them."""
     data = os.read(fd, size) if size else b""
     if len(data) == size:  # the usual case: all of it in one read, nothing to join
