@@ -11,7 +11,7 @@ Observed values are plain data and the records of :mod:`grader.values`: never tr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -129,3 +129,28 @@ def is_zeros(value) -> bool:
     """Predicate for ``wrong``: an array of zeros (of any shape)."""
     return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size > 0 and not value.any()
 
+
+def raised_with(text: str) -> Callable[[Any], bool]:
+    """Predicate for ``wrong``: the observation records an exception whose message contains ``text``."""
+    return lambda got: isinstance(got, Raised) and text in got.message
+
+
+def raised_a(type_name: str) -> Callable[[Any], bool]:
+    """Predicate for ``wrong``: the observation records an exception of this class (or a subclass)."""
+    return lambda got: isinstance(got, Raised) and got.is_a(type_name)
+
+
+def grew(expected) -> Callable[[Any], bool]:
+    """Predicate for ``wrong``: the observation is larger than ``expected`` wherever that is nonzero
+    (a gradient that added up across calls)."""
+    expected = np.asarray(expected, dtype=float)
+    return lambda got: bool(np.all(np.asarray(got, dtype=float)[expected != 0] > expected[expected != 0] + 1e-9))
+
+
+def same(got, other) -> bool:
+    """Whether two observations agree: the same error class, both None, or close values."""
+    if isinstance(other, Raised) or isinstance(got, Raised):
+        return isinstance(got, Raised) and isinstance(other, Raised) and got.type == other.type
+    if other is None or got is None:
+        return got is None and other is None
+    return isinstance(other, np.ndarray) and matches(got, other)

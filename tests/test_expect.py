@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
-from grader.expect import Mismatch, expect_close, matches
+from grader.expect import Mismatch, expect_close, grew, matches, raised_a, raised_with, same
+from grader.values import Raised
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-10, 1e-9, 2e-9, 1 + 1e-6, 1 + 3e-6, 3.0, 1e308, -1e308, 5e-324,
            np.inf, -np.inf, np.nan]
@@ -53,3 +54,25 @@ def test_a_mismatch_names_the_misconception_of_a_known_wrong_answer():
     assert raised.value.misconception == "y was not detached"
     assert "12." in raised.value.got and "4." in raised.value.expected
     expect_close(np.array([4.0 + 1e-9]), [4.0], what="x.grad", wrong={"y was not detached": np.array([12.0])})
+
+
+ERROR = Raised("KeyError", "no record of y", mro=("KeyError", "LookupError", "Exception"))
+
+
+def test_the_wrong_answer_predicates_match_only_what_they_describe():
+    assert raised_with("record")(ERROR) and not raised_with("tape")(ERROR)
+    assert raised_a("LookupError")(ERROR) and not raised_a("RuntimeError")(ERROR)
+    assert not raised_with("record")("no record of y") and not raised_a("KeyError")(None)
+    assert grew([0.0, 2.0])(np.array([0.0, 4.0])) and not grew([0.0, 2.0])(np.array([9.0, 2.0]))
+    assert matches(np.array([0.0, 4.0]), grew([0.0, 2.0]))
+    assert not matches(ERROR, grew([0.0, 2.0]))  # a predicate that does not apply does not match
+
+
+@pytest.mark.parametrize("got, other, agree", [
+    (np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]), True), (np.array([1.0]), np.array([1.5]), False),
+    (None, None, True), (None, np.array([0.0]), False), (np.array([0.0]), None, False),
+    (ERROR, Raised("KeyError", "another message"), True), (ERROR, Raised("RuntimeError", "x"), False),
+    (ERROR, np.array([1.0]), False), ([1.0], [1.0], False),
+])
+def test_two_observations_agree_when_same_says_so(got, other, agree):
+    assert same(got, other) is agree

@@ -16,7 +16,20 @@ Each task is scored on its own code:
 """
 import numpy as np
 
-from grader.expect import describe, expect, expect_close, expect_equal, expect_none, expect_raised, is_zeros, matches
+from grader.expect import (
+    describe,
+    expect,
+    expect_close,
+    expect_equal,
+    expect_none,
+    expect_raised,
+    grew,
+    is_zeros,
+    matches,
+    raised_a,
+    raised_with,
+    same,
+)
 from grader.scenario import attempt, plain, scenario
 from grader.values import Raised
 
@@ -90,31 +103,6 @@ ENGINE_UNCONNECTED_ZEROS = ("tape.gradient() gave zeros for a source without a r
                             "unless unconnected_gradients='zero'")
 
 
-def _raised_with(text):
-    """A `wrong` predicate: the observation records an exception whose message contains `text`."""
-    return lambda got: isinstance(got, Raised) and text in got.message
-
-
-def _raised_a(type_name):
-    """A `wrong` predicate: the observation records an exception of this class."""
-    return lambda got: isinstance(got, Raised) and got.is_a(type_name)
-
-
-def _grew(expected):
-    """A `wrong` predicate: the observation is larger than `expected` wherever that is nonzero (it added up)."""
-    expected = np.asarray(expected, dtype=float)
-    return lambda got: bool(np.all(np.asarray(got, dtype=float)[expected != 0] > expected[expected != 0] + 1e-9))
-
-
-def _same(got, control) -> bool:
-    """Whether two observations agree: the same error class, both None, or close values."""
-    if isinstance(control, Raised) or isinstance(got, Raised):
-        return isinstance(got, Raised) and isinstance(control, Raised) and got.type == control.type
-    if control is None or got is None:
-        return got is None and control is None
-    return isinstance(control, np.ndarray) and matches(got, control)
-
-
 def expect_no_error(got, *, what, wrong):
     """`got` is not a record of an exception; `wrong` names the misconception of a known error."""
     if isinstance(got, Raised):
@@ -127,7 +115,7 @@ def expect_as_control(got, control, closed, *, what, wrong=None):
     be told right or wrong here, and no points are given (a run that merely agrees with a broken control proves
     nothing: a lying engine would agree with itself)."""
     closed = np.asarray(closed, dtype=float)
-    expect(_same(control, closed), what=f"{what}, with ad.Tensor(y.data) in place of your function",
+    expect(same(control, closed), what=f"{what}, with ad.Tensor(y.data) in place of your function",
            expected=describe(closed), got=control, misconception=ENGINE_BREAKS_CONTROL)
     expect_close(got, closed, what=what, wrong=wrong or {})
 
@@ -187,7 +175,7 @@ def _(got):
     expect_as_control(mine["dy_dx"], got["control"]["dy_dx"], 2 * x, what="x.grad after y.sum().backward()",
                       wrong={DETACH_CHANGED_FLAG: lambda g: flags == [False, False],
                              DETACH_CHANGED_HISTORY: lambda g: flags == [True, True],
-                             DETACH_FREED_Y: lambda g: flags == [True, False] and matches(g, _raised_with("second time"))})
+                             DETACH_FREED_Y: lambda g: flags == [True, False] and matches(g, raised_with("second time"))})
 
 
 @scenario
@@ -259,7 +247,7 @@ def _(got):
             if gw is None:
                 expect_none(gx, what=f"d/dx of {target}", wrong={SG_LEAKS: leaked, SG_ZERO_RULE: is_zeros})
             else:
-                expect(_same(gx, gw), what=f"d/dx of {target}", got=gx,
+                expect(same(gx, gw), what=f"d/dx of {target}", got=gx,
                        expected=f"{describe(gw)}, what this tape gives for a watched source it never used")
         else:
             expect_close(gx, closed, what=f"d/dx of {target}", wrong={SG_LEAKS: leaked})
@@ -290,9 +278,9 @@ def _(got):
     first, second, third = got["calls"]
     expect_close(first, u, what="first tape.gradient(z, x)")
     expect_close(second, 2 * x, what="then tape.gradient(y, x)",
-                 wrong={PERSISTENT_RELEASED: _raised_with("non-persistent"), ACCUMULATED: _grew(2 * x)})
+                 wrong={PERSISTENT_RELEASED: raised_with("non-persistent"), ACCUMULATED: grew(2 * x)})
     expect_close(third, u, what="then tape.gradient(z, x) again",
-                 wrong={PERSISTENT_RELEASED: _raised_with("non-persistent"), ACCUMULATED: _grew(u)})
+                 wrong={PERSISTENT_RELEASED: raised_with("non-persistent"), ACCUMULATED: grew(u)})
 
 
 @scenario
@@ -314,7 +302,7 @@ def _(got):
     # compute one set of gradients (or jacobians)"
     x = np.arange(4.0)
     expect_close(got["first"], 3 * x * x, what="first tape.gradient(z, x)")
-    third_raised = matches(got["third"], _raised_with("non-persistent"))   # the control: the first target again
+    third_raised = matches(got["third"], raised_with("non-persistent"))   # the control: the first target again
     expect_raised(got["second"], "RuntimeError", containing="non-persistent GradientTape",
                   what="second call tape.gradient(y, x)",
                   wrong={SECOND_CALL_ZEROS: is_zeros, SECOND_CALL_NONE: None,
@@ -340,7 +328,7 @@ def one_call_with_list_of_sources(ad):
 def _(got):
     x, w = np.arange(4.0), np.array([1.0, -2.0, 0.5, 3.0])
     grads = got["grads"]
-    expect_no_error(grads, what="tape.gradient(z, [x, w])", wrong={LIST_IS_MANY_CALLS: _raised_with("non-persistent")})
+    expect_no_error(grads, what="tape.gradient(z, [x, w])", wrong={LIST_IS_MANY_CALLS: raised_with("non-persistent")})
     expect_equal(got["type"], "list", what="type of tape.gradient(z, [x, w])")
     expect(len(grads) == 2, what="number of gradients", expected="2", got=grads)
     expect_close(grads[0], w + 1, what="dz/dx")
@@ -404,7 +392,7 @@ def engine_basic_rules(ad):
 @engine_basic_rules.check
 def _(got):
     x, c = np.array([1.0, 2.0, 4.0]), np.array([2.0, 3.0, 5.0])
-    order = _raised_a("KeyError")   # one path each: only a wrong walk order fails to find a gradient
+    order = raised_a("KeyError")   # one path each: only a wrong walk order fails to find a gradient
 
     def rule(name, closed):
         expect_close(got[name], closed, what=f"gradient of {name} at x = [1, 2, 4]", wrong={ENGINE_ORDER: order})
@@ -443,8 +431,8 @@ def engine_numbers_on_either_side(ad):
 @engine_numbers_on_either_side.check
 def _(got):
     x = np.array([1.0, 2.0, 4.0])
-    order = _raised_a("KeyError")
-    expect_close(got["2+x"]["value"], 2 + x, what="2+x at x = [1, 2, 4]", wrong={ENGINE_RADD: _raised_a("TypeError")})
+    order = raised_a("KeyError")
+    expect_close(got["2+x"]["value"], 2 + x, what="2+x at x = [1, 2, 4]", wrong={ENGINE_RADD: raised_a("TypeError")})
     expect_close(got["1-x"]["value"], 1 - x, what="1-x at x = [1, 2, 4]", wrong={ENGINE_RSUB: x - 1})
     for name, value, grad in [("3*x", 3 * x, np.full(3, 3.0)), ("1/x", 1 / x, -1 / x ** 2), ("x-1", x - 1, np.ones(3)),
                               ("array*x", np.array([1.0, -1.0, 2.0]) * x, np.array([1.0, -1.0, 2.0]))]:
@@ -473,7 +461,7 @@ def engine_backward_twice_raises(ad):
 def _(got):
     # PyTorch 2.13.0 (VERIFIED.md): "Trying to backward through the graph a second time ..."
     expect_none(got["first"], what="the first s.backward() (the error it raised)",
-                wrong={ENGINE_ORDER: _raised_a("KeyError")})
+                wrong={ENGINE_ORDER: raised_a("KeyError")})
     expect_raised(got["second"], "RuntimeError", containing="backward through the graph a second time",
                   what="second s.backward() without retain_graph")
 
@@ -490,9 +478,9 @@ def engine_retain_graph_accumulates(ad):
 @engine_retain_graph_accumulates.check
 def _(got):
     expect_none(got["first"], what="s.backward(retain_graph=True) (the error it raised)",
-                wrong={ENGINE_ORDER: _raised_a("KeyError")})
+                wrong={ENGINE_ORDER: raised_a("KeyError")})
     expect_none(got["second"], what="second s.backward() after retain_graph=True (the error it raised)",
-                wrong={ENGINE_RETAIN_IGNORED: _raised_with("second time")})
+                wrong={ENGINE_RETAIN_IGNORED: raised_with("second time")})
     expect_close(got["x_grad"], np.full(4, 6.0), what="x.grad after two backward() of sum(3x): 3 + 3",
                  wrong={ENGINE_GRAD_OVERWRITTEN: np.full(4, 3.0)})
 
@@ -509,9 +497,9 @@ def engine_two_graphs_accumulate(ad):
 
 @engine_two_graphs_accumulate.check
 def _(got):
-    expect_none(got["first"], what="a.backward() (the error it raised)", wrong={ENGINE_ORDER: _raised_a("KeyError")})
+    expect_none(got["first"], what="a.backward() (the error it raised)", wrong={ENGINE_ORDER: raised_a("KeyError")})
     expect_none(got["second"], what="b.backward() after a.backward() (the error it raised)",
-                wrong={ENGINE_FREES_UNREACHED: _raised_with("second time")})
+                wrong={ENGINE_FREES_UNREACHED: raised_with("second time")})
     expect_close(got["x_grad"], np.full(4, 5.0), what="x.grad after backward() of sum(3x), then of sum(2x)",
                  wrong={ENGINE_GRAD_OVERWRITTEN: np.full(4, 2.0)})
 
@@ -539,11 +527,11 @@ def _(got):
     # missing visited set apart from the rest.
     expect_close(got["diamond"], 21.0, what="dc/dx for y = 3x, c = 2y + 5y at x = 2",
                  wrong={ENGINE_PATHS_ASSIGNED: lambda g: matches(g, 6.0) or matches(g, 15.0),
-                        ENGINE_ORDER: _raised_a("KeyError"),
+                        ENGINE_ORDER: raised_a("KeyError"),
                         # y went through twice in one pass, the second time with its record freed by the first
-                        ENGINE_NO_VISITED: _raised_with("'NoneType' object is not callable")})
+                        ENGINE_NO_VISITED: raised_with("'NoneType' object is not callable")})
     expect_close(got["double_add"], 4.0, what="d/da of (a + a) + (a + a)",
-                 wrong={ENGINE_INPUTS_DEDUPLICATED: 1.0, ENGINE_NO_VISITED: _raised_a("KeyError")})
+                 wrong={ENGINE_INPUTS_DEDUPLICATED: 1.0, ENGINE_NO_VISITED: raised_a("KeyError")})
 
 
 # A linear backward() takes a few ms here and an exponential one minutes: the time limit tells them apart
@@ -604,5 +592,5 @@ def _(got):
     # f is linear in a, so a.grad == d / a; PyTorch 2.13.0 (VERIFIED.md): 1024
     a = 1.764052
     expect_close(got["d"], 1024.0 * a, what="f(a)")
-    expect_none(got["error"], what="f(a).backward() (the error it raised)", wrong={ENGINE_ORDER: _raised_a("KeyError")})
+    expect_none(got["error"], what="f(a).backward() (the error it raised)", wrong={ENGINE_ORDER: raised_a("KeyError")})
     expect_close(got["a_grad"], 1024.0, what="a.grad")

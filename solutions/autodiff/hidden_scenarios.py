@@ -9,7 +9,20 @@ with `ad.Tensor(y.data)`; engine scenarios use neither task.
 """
 import numpy as np
 
-from grader.expect import describe, expect, expect_close, expect_equal, expect_none, expect_raised, is_zeros, matches
+from grader.expect import (
+    describe,
+    expect,
+    expect_close,
+    expect_equal,
+    expect_none,
+    expect_raised,
+    grew,
+    is_zeros,
+    matches,
+    raised_a,
+    raised_with,
+    same,
+)
 from grader.scenario import attempt, plain, scenario
 from grader.values import Raised
 
@@ -74,38 +87,13 @@ ENGINE_UNCONNECTED_ZEROS = ("tape.gradient() gave zeros for a source without a r
                             "unless unconnected_gradients='zero'")
 
 
-def _raised_with(text):
-    """A `wrong` predicate: the observation records an exception whose message contains `text`."""
-    return lambda got: isinstance(got, Raised) and text in got.message
-
-
-def _raised_a(type_name):
-    """A `wrong` predicate: the observation records an exception of this class."""
-    return lambda got: isinstance(got, Raised) and got.is_a(type_name)
-
-
-def _grew(expected):
-    """A `wrong` predicate: the observation is larger than `expected` wherever that is nonzero (it added up)."""
-    expected = np.asarray(expected, dtype=float)
-    return lambda got: bool(np.all(np.asarray(got, dtype=float)[expected != 0] > expected[expected != 0] + 1e-9))
-
-
-def _same(got, control) -> bool:
-    """Whether two observations agree: the same error class, both None, or close values."""
-    if isinstance(control, Raised) or isinstance(got, Raised):
-        return isinstance(got, Raised) and isinstance(control, Raised) and got.type == control.type
-    if control is None or got is None:
-        return got is None and control is None
-    return isinstance(control, np.ndarray) and matches(got, control)
-
-
 def expect_as_control(got, control, closed, *, what, wrong=None):
     """`got` (the task's run) is the closed form. The control run (the same program with ad.Tensor(y.data) in place
     of the task's code) must get it first: when it does not, the provided engine was changed, the task's code cannot
     be told right or wrong here, and no points are given (a run that merely agrees with a broken control proves
     nothing: a lying engine would agree with itself)."""
     closed = np.asarray(closed, dtype=float)
-    expect(_same(control, closed), what=f"{what}, with ad.Tensor(y.data) in place of your function",
+    expect(same(control, closed), what=f"{what}, with ad.Tensor(y.data) in place of your function",
            expected=describe(closed), got=control, misconception=ENGINE_BREAKS_CONTROL)
     expect_close(got, closed, what=what, wrong=wrong or {})
 
@@ -159,11 +147,11 @@ def _(got):
     expect_equal(mine["u_is_tensor"], True, what="isinstance(u, Tensor)", wrong={DETACH_NOT_TENSOR: False})
     expect_equal(mine["u_requires_grad"], False, what="u.requires_grad", wrong={DETACH_REQUIRES_GRAD: True})
     expect_none(mine["x_grad"], what="x.grad after u.sum().backward()", wrong={DETACH_KEPT_HISTORY: lambda g: True})
-    if matches(control["error"], _raised_with("does not require grad")):   # the engine as shipped
+    if matches(control["error"], raised_with("does not require grad")):   # the engine as shipped
         expect_raised(mine["error"], "RuntimeError", containing="does not require grad",
                       what="u.sum().backward() for u = (x*x).detach()")
     else:
-        expect(_same(mine["error"], control["error"]), what="u.sum().backward() for u = (x*x).detach()",
+        expect(same(mine["error"], control["error"]), what="u.sum().backward() for u = (x*x).detach()",
                got=mine["error"], expected=f"{describe(control['error'])}, as for ad.Tensor(y.data) (the provided "
                                            "engine was changed: see its own checks)")
 
@@ -299,7 +287,7 @@ def _(got):
         expect_none(gx, what="outer d/dx of inner.gradient(stop_gradient(x*x) * x, x)",
                     wrong={SG_LEAKS: 6 * x, SG_ZERO_RULE: is_zeros})
     else:
-        expect(_same(gx, gw), what="outer d/dx of inner.gradient(stop_gradient(x*x) * x, x)", got=gx,
+        expect(same(gx, gw), what="outer d/dx of inner.gradient(stop_gradient(x*x) * x, x)", got=gx,
                expected=f"{describe(gw)}, what the outer tape gives for a watched source it never used")
 
 
@@ -373,10 +361,10 @@ def _(got):
     # TensorFlow GradientTape guide (persistent example) and tensorflow 2.21.0 (VERIFIED.md): 108, 6, 108
     first, second, third = got["calls"]
     expect_close(first, 108.0, what="dz/dx at 3")
-    expect_close(second, 6.0, what="then dy/dx", wrong={PERSISTENT_RELEASED: _raised_with("non-persistent"),
-                                                        ACCUMULATED: _grew(6.0)})
-    expect_close(third, 108.0, what="then dz/dx again", wrong={PERSISTENT_RELEASED: _raised_with("non-persistent"),
-                                                               ACCUMULATED: _grew(108.0)})
+    expect_close(second, 6.0, what="then dy/dx", wrong={PERSISTENT_RELEASED: raised_with("non-persistent"),
+                                                        ACCUMULATED: grew(6.0)})
+    expect_close(third, 108.0, what="then dz/dx again", wrong={PERSISTENT_RELEASED: raised_with("non-persistent"),
+                                                               ACCUMULATED: grew(108.0)})
 
 
 @scenario
@@ -415,7 +403,7 @@ def _(got):
     x = np.arange(4.0)
     for n, g in enumerate(got["calls"], 1):
         expect_close(g, 3 * x * x, what=f"call {n} of tape.gradient(z, x) on a persistent tape",
-                     wrong={PERSISTENT_RELEASED: _raised_with("non-persistent"), ACCUMULATED: _grew(3 * x * x)})
+                     wrong={PERSISTENT_RELEASED: raised_with("non-persistent"), ACCUMULATED: grew(3 * x * x)})
     expect_none(got["x_grad"], what="x.grad after tape.gradient() calls", wrong={TAPE_TOUCHED_GRAD: lambda g: True})
 
 
@@ -445,11 +433,11 @@ def _(got):
     c = np.array([1.0, -2.0, 0.5, 3.0])
     expect_close(got["tape"], c, what="tape.gradient(y, x) for y = x * c")
     expect_none(got["grad_before"], what="x.grad after tape.gradient()", wrong={TAPE_TOUCHED_GRAD: lambda g: True})
-    if _same(got["control"], c):
+    if same(got["control"], c):
         expect_close(got["after"], c, what="y.sum().backward() after the tape's call, then x.grad",
-                     wrong={TAPE_FREED_BACKWARD: _raised_with("second time")})
+                     wrong={TAPE_FREED_BACKWARD: raised_with("second time")})
     else:
-        expect(_same(got["after"], got["control"]), what="y.sum().backward() after the tape's call, then x.grad",
+        expect(same(got["after"], got["control"]), what="y.sum().backward() after the tape's call, then x.grad",
                got=got["after"], expected=f"{describe(got['control'])}, as backward() gives for the same graph "
                                           "never taped (the provided engine was changed: see its own checks)")
 
@@ -495,7 +483,7 @@ def _(got):
     grads = got["grads"]
     if isinstance(grads, Raised):
         expect_none(grads, what="tape.gradient(z, (x, w)) (the error it raised)",
-                    wrong={LIST_IS_MANY_CALLS: _raised_with("non-persistent")})
+                    wrong={LIST_IS_MANY_CALLS: raised_with("non-persistent")})
     expect_equal(got["type"], "tuple", what="type of tape.gradient(z, (x, w))")
     expect(len(grads) == 2, what="number of gradients", expected="2", got=grads)
     expect_close(grads[0], w, what="dz/dx")
@@ -521,8 +509,8 @@ def random_persistent_tape(ad, x):
 def _(got, x):
     first, second, third = got["calls"]
     expect_close(first, x * x, what="dz/dx")
-    expect_close(second, 2 * x, what="then dy/dx", wrong={PERSISTENT_RELEASED: _raised_with("non-persistent")})
-    expect_close(third, x * x, what="then dz/dx again", wrong={PERSISTENT_RELEASED: _raised_with("non-persistent"),
+    expect_close(second, 2 * x, what="then dy/dx", wrong={PERSISTENT_RELEASED: raised_with("non-persistent")})
+    expect_close(third, x * x, what="then dz/dx again", wrong={PERSISTENT_RELEASED: raised_with("non-persistent"),
                                                                ACCUMULATED: 2 * x * x})
 
 
@@ -542,7 +530,7 @@ def random_non_persistent(ad, x):
 @random_non_persistent.check
 def _(got, x):
     expect_close(got["dz_dx"], 3 * x * x, what="first tape.gradient(z, x)")
-    third_raised = matches(got["third"], _raised_with("non-persistent"))   # the control: the first target again
+    third_raised = matches(got["third"], raised_with("non-persistent"))   # the control: the first target again
     expect_raised(got["second"], "RuntimeError", containing="non-persistent GradientTape",
                   what="second call tape.gradient(y, x)",
                   wrong={SECOND_CALL_ZEROS: is_zeros, SECOND_CALL_NONE: None,
@@ -621,7 +609,7 @@ def _(got):
     expect_raised(got["vector"], "RuntimeError", containing="only for scalar outputs",
                   what="(x * 3).backward() without a gradient (3 elements)", wrong={ENGINE_NONSCALAR_IMPLICIT: None})
     expect_none(got["vjp"], what="y.backward(gradient=[1, 0.5, -1]) for y = x * [2, 3, 5] (the error it raised)",
-                wrong={ENGINE_ORDER: _raised_a("KeyError")})
+                wrong={ENGINE_ORDER: raised_a("KeyError")})
     after = got["after_vjp"]
     expect(isinstance(after, list) and len(after) == 3, what="[x.grad, y.grad, x.grad.dtype]",
            expected="three values", got=after)
@@ -629,7 +617,7 @@ def _(got):
     expect_none(after[1], what="y.grad of the non-leaf y", wrong={ENGINE_NONLEAF_GRAD: lambda g: g is not None})
     expect_equal(after[2], "float64", what="x.grad.dtype")
     expect_none(got["reached"], what="kept.sum().backward() after a pass that did not go through it (the error)",
-                wrong={ENGINE_FREES_UNREACHED: _raised_with("second time")})
+                wrong={ENGINE_FREES_UNREACHED: raised_with("second time")})
     expect_close(got["x_grad"], np.full(3, 5.0), what="x.grad of sum(5x)")
     expect_close(got["mean_grad"], np.full(4, 0.25), what="gradient of the mean of 4 elements")
 
@@ -646,7 +634,7 @@ def engine_deep_chain(ad):
 @engine_deep_chain.check
 def _(got):
     expect_none(got["error"], what="backward() through a chain of 1200 operations (the error it raised)",
-                wrong={ENGINE_RECURSIVE: _raised_a("RecursionError"), ENGINE_ORDER: _raised_a("KeyError")})
+                wrong={ENGINE_RECURSIVE: raised_a("RecursionError"), ENGINE_ORDER: raised_a("KeyError")})
     expect_close(got["x_grad"], 1.0, what="x.grad")
 
 
@@ -774,5 +762,5 @@ def _(got, a):
         b *= 2
     d = b if b > 0 else 100 * b
     expect_close(got["d"], d, what="f(a)")
-    expect_none(got["error"], what="f(a).backward() (the error it raised)", wrong={ENGINE_ORDER: _raised_a("KeyError")})
+    expect_none(got["error"], what="f(a).backward() (the error it raised)", wrong={ENGINE_ORDER: raised_a("KeyError")})
     expect_close(got["a_grad"], d / a, what="a.grad")
