@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from grader import python_ast
 from grader.audit.functions import (
     bound_names,
     functions,
@@ -67,7 +68,7 @@ def secrets_of(hidden: list[tuple[str, str]], hidden_file: tuple[str, str] | Non
     ids = {sid for sid, _ in hidden}
     if hidden_file is not None:
         name, text = hidden_file
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(python_ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_scenario_code(node, ids):
                 body = functions_body(node)
                 if body:
@@ -75,7 +76,7 @@ def secrets_of(hidden: list[tuple[str, str]], hidden_file: tuple[str, str] | Non
                     code.append(Secret(f"the {what} of a hidden scenario ({name}:{node.lineno})",
                                        normal_statements(body, bound_names(node)), len(body) < HIDDEN_RUN))
     name, text = reference
-    located = functions(ast.parse(text))
+    located = functions(python_ast.parse(text))
     for qualname in task_functions:
         function = located[qualname]
         if function.body:
@@ -111,7 +112,7 @@ def find_leaks(released: list[tuple[str, bytes]], secrets: Secrets) -> list[Leak
             leaks.append(Leak(path, None, f"the file {solution_forms[form]} of the solutions folder "
                                           "(the same code, reformatted)"))
         try:
-            tree = ast.parse(text)
+            tree = python_ast.parse(text)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -162,7 +163,7 @@ def _text_leaks(path: str, text: str, hidden: tuple[tuple[str, str], ...]) -> li
 
 def _module_form(content: bytes) -> str | None:
     try:
-        return normal_module(ast.parse(content.decode("utf-8")))
+        return normal_module(python_ast.parse(content.decode("utf-8")))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return None
 

@@ -18,6 +18,7 @@ import copy
 import json
 from dataclasses import dataclass
 
+from grader import python_ast
 from grader.digests import sha256
 from grader.results import ProvidedChange
 
@@ -36,7 +37,7 @@ class Part:
 
 def parts(source: str, student: tuple[str, ...] = ()) -> dict[str, Part]:
     """The provided parts of ``source``: everything but the ``student`` functions. Raises SyntaxError."""
-    tree = ast.parse(source)
+    tree = python_ast.parse(source)
     found: dict[str, Part] = {}
     loose: list[ast.stmt] = []
     for node in tree.body:

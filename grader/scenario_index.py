@@ -49,9 +49,11 @@ def _index(text: str) -> list[dict]:
     import ast
     import symtable
     import textwrap
+
+    from grader import python_ast
     lines = text.splitlines(keepends=True)
     records = []
-    for node, top in _function_nodes(ast.parse(text)):
+    for node, top in _function_nodes(python_ast.parse(text)):
         record = {"name": node.name, "start": min([node.lineno, *(d.lineno for d in node.decorator_list)]),
                   "line": node.lineno, "end": node.end_lineno, "top": top,
                   "inputs": any(isinstance(d, ast.Call) and bool(d.keywords or d.args) for d in node.decorator_list),

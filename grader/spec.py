@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import python_ast
 from grader.errors import SpecError
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
 from grader.visibility import Scope, Visibility
@@ -286,7 +287,7 @@ def _tasks(checker: Fields, document: MarkedDict, raw, handout: str | None) -> l
 def defined_names(source: str) -> list[str]:
     """The functions and methods a module defines at its top level, as ``name`` and ``Class.name``."""
     names = []
-    for node in ast.parse(source).body:
+    for node in python_ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.append(node.name)
         elif isinstance(node, ast.ClassDef):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
 
+from grader import python_ast
 from grader.formats import FormatProblem, ModuleSource, ReadContext, format_of, suffixes
 from grader.formats.source import syntax_error_excerpt
 
@@ -98,7 +99,7 @@ def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...])
         return _with(submission, f"{name} cannot be parsed: {error}")
     found = []
     if _mentions(code, forbidden):
-        found = forbidden_imports(ast.parse(module.text, filename=module.filename), forbidden)
+        found = forbidden_imports(python_ast.parse(module.text, filename=module.filename), forbidden)
     if found:
         line, imported = found[0]
         return _with(submission, f"{_where(name, line, module.locate)}: imports {imported!r}, which this assignment "
@@ -179,6 +180,6 @@ def forbidden_imports(tree: ast.AST, forbidden: tuple[str, ...]) -> list[tuple[i
 def _imports_in_code(text: str, forbidden: tuple[str, ...]) -> list[tuple[int, str]]:
     """The forbidden imports in a string of code handed to exec() or compile()."""
     try:
-        return forbidden_imports(ast.parse(text), forbidden)
+        return forbidden_imports(python_ast.parse(text), forbidden)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []

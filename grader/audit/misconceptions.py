@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from grader import python_ast
+
 KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
@@ -38,7 +40,7 @@ def collect(files: dict[str, str]) -> Misconceptions:
     keys: dict[str, set[str]] = {}
     used: set[str] = set()
     for name, text in files.items():
-        tree = ast.parse(text, filename=name)
+        tree = python_ast.parse(text, filename=name)
         constants = _string_constants(tree)
         for key, sentence in constants.items():
             keys.setdefault(key, set()).add(sentence)

@@ -27,11 +27,11 @@ longer applies to the reference is an error, never a mutant silently skipped.
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 from dataclasses import dataclass
 
+from grader import python_ast
 from grader.audit.functions import functions, normal_module, with_body
 from grader.audit.misconceptions import Misconceptions
 from grader.audit.mutant import Kind, Mutant
@@ -90,11 +90,11 @@ def read_mutants(text: str, path: str, reference: str, reference_name: str, assi
     if top["assignment"] is not None and top["assignment"] != assignment_id:
         checker.problem(document.lines["assignment"], "assignment",
                         f"is {top['assignment']!r} but the assignment is {assignment_id!r}")
-    located = functions(ast.parse(reference))
+    located = functions(python_ast.parse(reference))
     context = _Context(checker, reference, reference_name, task_ids, misconceptions, located)
     named: list[Mutant] = []
     seen: dict[str, int] = {}
-    forms = {normal_module(ast.parse(reference)): "the reference"}
+    forms = {normal_module(python_ast.parse(reference)): "the reference"}
     raw = top["mutants"] or MarkedList()
     for index, item in enumerate(raw):
         mutant = context.mutant(item, f"mutants[{index}]", raw.lines[index])
@@ -106,7 +106,7 @@ def read_mutants(text: str, path: str, reference: str, reference_name: str, assi
                             f"{mutant.id!r} is used twice (first on line {seen[mutant.id]})")
             continue
         seen[mutant.id] = line
-        form = normal_module(ast.parse(mutant.source))
+        form = normal_module(python_ast.parse(mutant.source))
         if form in forms:
             same = forms[form]
             checker.problem(line, f"mutants[{index}]", "the edit changes nothing the grader can see (only comments "
@@ -207,7 +207,7 @@ class _Context:
                 return None
             source = replaced
         try:
-            ast.parse(source)
+            python_ast.parse(source)
         except SyntaxError as error:
             self.checker.problem(lines.get("body", lines.get("replace", line)), where,
                                  f"the edited {self.reference_name} does not parse: line {error.lineno}: {error.msg}")

@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
+from grader import python_ast
 from grader.audit.functions import Located, functions, normal_module, normal_statements, with_body, without_docstring
 from grader.audit.mutant import Kind, Mutant
 
@@ -108,7 +109,7 @@ class _Edit:
 def automatic_mutants(reference: str, task_functions: dict[str, str]) -> list[Mutant]:
     """Every automatic mutant of ``reference``'s functions; ``task_functions`` maps a function's
     qualified name to its task. A name that is not a function of ``reference`` raises KeyError."""
-    tree = ast.parse(reference)
+    tree = python_ast.parse(reference)
     located = functions(tree)
     seen = {normal_module(tree)}
     mutants = _degenerate(reference, located, task_functions, seen)   # first: they win a tie with return_none
@@ -117,13 +118,13 @@ def automatic_mutants(reference: str, task_functions: dict[str, str]) -> list[Mu
         for operator, edits in _candidates(function):
             source = _splice(reference, edits)
             try:
-                form = normal_module(ast.parse(source))
+                form = normal_module(python_ast.parse(source))
             except SyntaxError:
                 continue
             if form in seen:
                 continue
             seen.add(form)
-            mutated = normal_statements([functions(ast.parse(source))[qualname].node], frozenset())[0]
+            mutated = normal_statements([functions(python_ast.parse(source))[qualname].node], frozenset())[0]
             digest = hashlib.sha256(f"{operator.value}\n{mutated}".encode()).hexdigest()[:6]
             mutants.append(Mutant(id=f"{qualname}/{operator.value}/{digest}", kind=Kind.AUTOMATIC, task=task,
                                   source=source, description=_describe(operator, reference, edits),
@@ -143,7 +144,7 @@ def _degenerate(reference: str, located: dict[str, Located], task_functions: dic
             source = reference
             for qualname in sorted(names, key=lambda name: located[name].first_line, reverse=True):
                 source = with_body(source, located[qualname], body)   # bottom up: the spans above stay put
-            form = normal_module(ast.parse(source))
+            form = normal_module(python_ast.parse(source))
             if form in seen:
                 continue
             seen.add(form)

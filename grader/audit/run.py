@@ -9,7 +9,6 @@ forever is killed by a timeout, without waiting out the full limit of every scen
 
 from __future__ import annotations
 
-import ast
 import tempfile
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grader
+from grader import python_ast
 from grader.audit import misconceptions, mutants_file, operators
 from grader.audit.analysis import analyse
 from grader.audit.functions import functions
@@ -159,7 +159,7 @@ def load_audited(assignment_dir: Path, solutions_dir: Path | None) -> tuple[Assi
         if not path.is_file():
             raise UsageError(f"{what} {path} does not exist ({submission} of the assignment)")
     assignment = load(read_plan(assignment_dir, solutions, handout=handout_path))
-    in_reference = functions(ast.parse(reference_path.read_text(encoding="utf-8")))
+    in_reference = functions(python_ast.parse(reference_path.read_text(encoding="utf-8")))
     problems = [SpecError(str(assignment_dir / SPEC_FILE), None, f"tasks[{index}].functions",
                           f"{name!r} is not a function of the reference {reference_path}"
                           f"{did_you_mean(name, in_reference)}")

@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from grader import python_ast
 from grader.formats.cell_statements import CellPolicy, Names, select_statements
 from grader.formats.dropped import Dropped
 from grader.formats.ipython_syntax import strip_ipython
@@ -206,7 +207,7 @@ def _source(cell: dict, name: str, number: int) -> str:
 def _parse(lines: tuple[str, ...], name: str, number: int, cell_id: str | None) -> ast.Module:
     """One cell's syntax tree; a syntax error names the cell and the line in it."""
     try:
-        return ast.parse("".join(lines), filename=name)
+        return python_ast.parse("".join(lines), filename=name)
     except SyntaxError as error:
         where = CellLine(number, cell_id, error.lineno or 1)
         raise NotebookError(format_cell_syntax_error(error, where, name)) from None
