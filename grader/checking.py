@@ -72,7 +72,7 @@ def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbo
         assignment = load(plan)
         return Checked(judge_run(Run(submission, seed, Scope.PUBLIC, error=submission.problem), assignment),
                        assignment, path)
-    with Loading(plan) as loading:
+    with Loading(plan, cache) as loading:
         run = execute(submission, plan, sandbox, seed=seed, scope=Scope.PUBLIC, inputs=loading.inputs(seed))
         sandbox.kill_submission()  # nothing more runs in it: it dies while we judge, the caller closes it
         assignment = loading.assignment()

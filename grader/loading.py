@@ -147,15 +147,16 @@ def _text(path: Path, data: bytes) -> str:
 # --------------------------------------------------------------------------- phase 2
 
 
-def load(plan: Plan) -> Assignment:
-    """The assignment of ``plan``: its scenario files imported from the texts the plan was read from."""
+def load(plan: Plan, cache: SpecCache | None = None) -> Assignment:
+    """The assignment of ``plan``: its scenario files imported from the texts the plan was read from
+    (their bytecode from ``cache``, when the caller trusts one)."""
     defined: dict[str, dict[str, Scenario]] = {}
     spec_of: dict[str, str] = {}  # scenario file -> the spec file that lists its scenarios
     for file in plan.files:
         if file.role in SCENARIO_ROLES:
             public = file.role == "scenarios"
             path = str(Path((plan.directory if public else plan.hidden_directory) or ".") / file.name)
-            defined[path] = import_scenarios(file.data.decode("utf-8"), path)
+            defined[path] = import_scenarios(file.data.decode("utf-8"), path, cache)
             spec_of[path] = SPEC_FILE if public else HIDDEN_SPEC_FILE
     problems: list[SpecError] = []
     specs = []
@@ -182,14 +183,15 @@ def load(plan: Plan) -> Assignment:
     return Assignment(**{**values, "scenarios": tuple(specs)})
 
 
-def import_scenarios(text: str, path: str) -> dict[str, Scenario]:
+def import_scenarios(text: str, path: str, cache: SpecCache | None = None) -> dict[str, Scenario]:
     """Run a scenario file's text (trusted: the instructor's) as a module; its scenarios by id."""
     module_name = f"_grader_scenarios_{zlib.crc32(path.encode()):x}"
     module = types.ModuleType(module_name)
     module.__file__ = path
     sys.modules[module_name] = module  # dataclasses and pickle look modules up by name
     try:
-        exec(compile(text, path, "exec", dont_inherit=True), module.__dict__)
+        code = cache.compiled(text, path) if cache is not None else compile(text, path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
     except SyntaxError as error:
         raise SpecError(path, error.lineno, "scenarios", f"syntax error: {error.msg}") from None
     except Exception as error:
@@ -212,8 +214,8 @@ class Loading:
 
     SWITCH_INTERVAL = 0.0005
 
-    def __init__(self, plan: Plan):
-        self.plan = plan
+    def __init__(self, plan: Plan, cache: SpecCache | None = None):
+        self.plan, self.cache = plan, cache
         self._thread = threading.Thread(target=self._load, name="grader-load", daemon=True)
         self._outcome: tuple[Assignment | None, BaseException | None] = (None, None)
         self._switch = sys.getswitchinterval()
@@ -229,7 +231,7 @@ class Loading:
     def _load(self) -> None:
         try:
             import grader.judge  # noqa: F401  (judging's modules too, while the sandbox runs)
-            self._outcome = (load(self.plan), None)
+            self._outcome = (load(self.plan, self.cache), None)
         except BaseException as error:  # handed to the thread that asks for the assignment
             self._outcome = (None, error)
 

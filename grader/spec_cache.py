@@ -1,4 +1,5 @@
-"""A cache of parsed spec files and scenario-file indexes, kept on disk by the loading edge.
+"""A cache of parsed spec files, scenario-file indexes and scenario files' bytecode, kept on disk by
+the loading edge.
 
 Importing pyyaml and indexing a scenario file both lie on the path from ``grader check`` to the
 sandbox's first job (benchmarks/README.md says how long), for files that almost never change. As
@@ -17,12 +18,15 @@ The folder is ``$GRADER_CACHE_DIR``, else ``$XDG_CACHE_HOME/autodiff-grader``, e
 
 from __future__ import annotations
 
+import base64
 import json
+import marshal
 import os
 import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from grader import atomic, scenario_index
@@ -70,6 +74,22 @@ class SpecCache:
         records = scenario_index.functions(text)
         self._remember("scenarios", text, stamp, list(records))
         return records
+
+    def compiled(self, text: str, filename: str) -> CodeType:
+        """``compile(text, filename, "exec")`` (a trusted file's code: a scenario file, say), from the
+        cache when it holds the bytecode this Python made of exactly ``text`` under that name."""
+        stamp = f"{filename}:{sys.version}"   # marshal's format is this Python's own
+        stored = self._recall("code", text, stamp, lambda value: value)
+        if isinstance(stored, str):
+            try:
+                code = marshal.loads(base64.b64decode(stored))
+                if isinstance(code, CodeType):
+                    return code
+            except (ValueError, EOFError, TypeError):
+                pass
+        code = compile(text, filename, "exec", dont_inherit=True)  # a syntax error propagates, never stored
+        self._remember("code", text, stamp, base64.b64encode(marshal.dumps(code)).decode("ascii"))
+        return code
 
     def recall(self, kind: str, text: str, stamp: str):
         """The JSON value another reader kept for exactly ``text`` made by what ``stamp`` names (the

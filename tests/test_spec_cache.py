@@ -145,3 +145,43 @@ def test_a_syntax_error_is_raised_and_not_cached(cache):
     with pytest.raises(SyntaxError):
         cache.indexed("def broken(:\n")
     assert not cache.folder.exists() or not list(cache.folder.iterdir())
+
+
+def test_a_scenario_files_bytecode_comes_back_from_the_cache_in_another_process(cache):
+    # The second process finds the code in the cache: it never calls compile() for that text.
+    program = textwrap.dedent(f"""
+        import builtins, json
+        from pathlib import Path
+        from grader.spec_cache import SpecCache
+        compiled = []
+        real = builtins.compile
+        builtins.compile = lambda *args, **kwargs: compiled.append(args[1]) or real(*args, **kwargs)
+        code = SpecCache(Path({str(cache.folder)!r})).compiled({TEXT!r}, "/course/scenarios.py")
+        namespace = {{}}
+        exec(code, namespace)
+        print(json.dumps({{"compiled": compiled, "filename": code.co_filename,
+                           "scenario": namespace["plain"].id}}))
+        """)
+    first, second = (json.loads(subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                                               check=True, env=os.environ).stdout) for _ in range(2))
+    assert first["compiled"] == ["/course/scenarios.py"] and second["compiled"] == []
+    assert first["filename"] == second["filename"] == "/course/scenarios.py"
+    assert first["scenario"] == second["scenario"] == "plain"
+
+
+def test_bytecode_is_kept_per_file_name_and_a_damaged_entry_only_costs_a_compile(cache):
+    cache.compiled(TEXT, "/course/scenarios.py")
+    assert cache.compiled(TEXT, "/elsewhere/scenarios.py").co_filename == "/elsewhere/scenarios.py"
+    entry = next(cache.folder.iterdir())
+    stored = json.loads(entry.read_text())
+    for damage in ("", json.dumps({**stored, "value": "bm90IGNvZGU="}), json.dumps({**stored, "value": 7}),
+                   json.dumps({**stored, "value": "6QAAAAA="})):   # "not code"; 7; marshal's int 0
+        entry.write_text(damage)
+        code = cache.compiled(TEXT, "/elsewhere/scenarios.py")
+        assert code.co_filename == "/elsewhere/scenarios.py" and "plain" in code.co_names
+
+
+def test_a_scenario_file_with_a_syntax_error_is_raised_and_not_cached(cache):
+    with pytest.raises(SyntaxError):
+        cache.compiled("def broken(:\n", "/course/scenarios.py")
+    assert not cache.folder.exists() or not list(cache.folder.iterdir())
