@@ -150,7 +150,9 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
         for hidden in (False, True):
             runs = ((index, limit(scenario), commands.run(index, scenario, inputs(scenario)))
                     for index, scenario in queue[position:] if (scenario.visibility is Visibility.HIDDEN) == hidden)
-            for index, outcome in sandbox.run_all(runs):
+            # Public programs may run side by side (the sandbox's at_once); a hidden one runs alone, so
+            # it enters the zygote only when no other scenario process runs beside it.
+            for index, outcome in sandbox.run_all(runs, at_once=1 if hidden else None):
                 outcome.time_limit = limit(scenarios[index])
                 if outcome.timed_out:
                     timed_out_tasks.add(scenarios[index].task)

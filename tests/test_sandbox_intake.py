@@ -16,24 +16,42 @@ def _raw(text: str) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def test_a_result_and_an_exit_count_for_the_run_they_name_while_it_runs():
+def test_a_result_counts_on_its_runs_channel_and_an_exit_for_the_run_it_names_while_it_runs():
     taken = Intake(Budget())
     three, four = taken.expect(3), taken.expect(4)
-    taken.feed(frame({"kind": "result", "index": 4, "observations": {"forged": True}}))   # not running yet
-    taken.feed(frame({"kind": "result", "index": 3, "observations": {"y": 1}})
-               + frame({"kind": "exit", "index": 3, "code": 0}))
-    taken.feed(frame({"kind": "result", "index": 4, "observations": {"y": 2}}))
+    taken.feed_run(three, frame({"kind": "result", "index": 4, "observations": {"forged": True}}))  # not its own
+    taken.feed(frame({"kind": "result", "index": 3, "observations": {"forged": True}}))  # not on its channel
+    taken.feed(frame({"kind": "exit", "index": 4, "code": 0}))   # not running yet
+    taken.feed_run(three, frame({"kind": "result", "index": 3, "observations": {"y": 1}}))
+    taken.feed(frame({"kind": "exit", "index": 3, "code": 0}))
+    taken.feed_run(four, frame({"kind": "result", "index": 4, "observations": {"y": 2}}))
     assert taken.result(three)["observations"] == {"y": 1}
     assert taken.exit(three) == {"kind": "exit", "index": 3, "code": 0}
-    assert taken.result(four)["observations"] == {"y": 2}
-    assert "another scenario" in taken.problem(three)
+    assert taken.result(four)["observations"] == {"y": 2} and taken.exit(four) is None
+    assert taken.problem(three) == "the sandbox sent a result for another scenario than the one running"
+    assert taken._problems[three][1:] == ["the sandbox sent a result outside a scenario's channel",
+                                          "the sandbox sent an exit for another scenario than the ones running"]
+
+
+def test_runs_side_by_side_may_end_in_any_order_within_the_window():
+    taken = Intake(Budget(), window=2)
+    one, two, three = taken.expect(1), taken.expect(2), taken.expect(3)
+    taken.feed(frame({"kind": "exit", "index": 3, "code": 0}))   # the third is not running: outside the window
+    taken.feed_run(two, frame({"kind": "result", "index": 2, "observations": 2}))
+    taken.feed(frame({"kind": "exit", "index": 2, "code": 0}))
+    assert taken.exit(two) is not None and taken.exit(one) is None and taken.exit(three) is None
+    taken.feed(frame({"kind": "exit", "index": 3, "code": 0}))   # now it may be running
+    taken.feed(frame({"kind": "exit", "index": 1, "signal": 9}))
+    assert taken.exit(three) is not None and taken.exit(one) == {"kind": "exit", "index": 1, "signal": 9}
+    assert taken.result(two)["observations"] == 2 and taken.result(one) is None
 
 
 def test_the_same_scenario_run_twice_in_a_row_keeps_each_runs_messages_apart():
     taken = Intake(Budget())
     first, second = taken.expect(0), taken.expect(0)
-    taken.feed(frame({"kind": "result", "index": 0, "observations": 1}) + frame({"kind": "exit", "index": 0, "code": 0})
-               + frame({"kind": "result", "index": 0, "observations": 2}))
+    taken.feed_run(first, frame({"kind": "result", "index": 0, "observations": 1}))
+    taken.feed(frame({"kind": "exit", "index": 0, "code": 0}))
+    taken.feed_run(second, frame({"kind": "result", "index": 0, "observations": 2}))
     assert taken.result(first)["observations"] == 1 and taken.problem(first) is None
     taken.forget(first)
     assert taken.result(second)["observations"] == 2 and taken.exit(second) is None
@@ -42,8 +60,8 @@ def test_the_same_scenario_run_twice_in_a_row_keeps_each_runs_messages_apart():
 def test_a_second_result_is_a_problem_not_an_answer():
     taken = Intake(Budget())
     run = taken.expect(0)
-    taken.feed(frame({"kind": "result", "index": 0, "observations": 1})
-               + frame({"kind": "result", "index": 0, "observations": 2}))
+    taken.feed_run(run, frame({"kind": "result", "index": 0, "observations": 1})
+                   + frame({"kind": "result", "index": 0, "observations": 2}))
     assert taken.result(run)["observations"] == 1 and taken.problem(run) == "the scenario sent more than one result"
 
 
@@ -72,10 +90,14 @@ def test_a_flood_of_tiny_messages_is_cut_off_at_once():
 
 def test_bytes_are_counted_per_run_and_per_submission():
     huge = _raw(json.dumps({"kind": "forbidden", "module": "x" * 4_000_000}))
-    taken = Intake(Budget())
-    for _ in range(3):
-        taken.feed(huge)
-    assert taken.exceeded is not None and "for one scenario" in taken.exceeded
+    for send in ("own pipe", "run's channel", "forgotten run's channel"):
+        taken = Intake(Budget())
+        run = taken.expect(0)
+        if send == "forgotten run's channel":
+            taken.forget(run)
+        for _ in range(3):
+            taken.feed(huge) if send == "own pipe" else taken.feed_run(run, huge)
+        assert taken.exceeded is not None and "for one scenario" in taken.exceeded, send
     budget = Budget(bytes=10_000)
     later = Intake(budget)   # a zygote after a restart: the submission's budget is what is left
     later.feed(frame({"kind": "sandbox", "isolation": []}) + b"x" * 10_000)
@@ -85,7 +107,7 @@ def test_bytes_are_counted_per_run_and_per_submission():
 def test_unreadable_messages_are_problems_of_the_run_and_bounded():
     taken = Intake(Budget())
     run = taken.expect(0)
-    taken.feed(b"".join(_raw('{"kind": "result", "index": 0, "observations": NaN}') for _ in range(20)))
+    taken.feed_run(run, b"".join(_raw('{"kind": "result", "index": 0, "observations": NaN}') for _ in range(20)))
     taken.feed(_raw('{"kind": "nonsense"}') + frame({"kind": "exit", "index": 0, "code": 0}))
     assert taken.exit(run) is not None and taken.result(run) is None
     assert taken.problem(run).startswith("the sandbox sent an unreadable message")
@@ -96,5 +118,8 @@ def test_a_run_that_timed_out_is_forgotten_and_later_messages_are_not_its():
     taken = Intake(Budget())
     first, second = taken.expect(0), taken.expect(1)
     taken.forget(first)   # killed: no exit will come
-    taken.feed(frame({"kind": "result", "index": 1, "observations": 5}))
-    assert taken.result(second)["observations"] == 5 and taken.result(first) is None
+    taken.feed_run(first, frame({"kind": "result", "index": 0, "observations": 4}))   # its stray, too late
+    taken.feed_run(second, frame({"kind": "result", "index": 1, "observations": 5}))
+    taken.feed(frame({"kind": "exit", "index": 1, "code": 0}))
+    assert taken.result(second)["observations"] == 5 and taken.exit(second) is not None
+    assert taken.result(first) is None and taken.problem(second) is None

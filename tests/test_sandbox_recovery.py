@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import signal
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from made_assignments import scenario_assignment
 
 from grader import commands, grade_submission, load_assignment
 from grader.results import Status
@@ -48,33 +48,6 @@ def test_twenty_instant_timeouts_in_a_row_then_a_scenario_that_passes(mini):
     assert time.monotonic() - started < 30
 
 
-def _assignment(folder: Path, scenarios: list[tuple[str, str, float]]) -> Path:
-    """An assignment like mini's, with these (id, program body, time limit) scenarios, each checked
-    for ``{"y": 1}``."""
-    folder.mkdir()
-    lines = ["from grader.expect import expect_equal", "from grader.scenario import scenario", ""]
-    entries = []
-    for scenario_id, body, limit in scenarios:
-        lines += ["@scenario", f"def {scenario_id}(sq):", textwrap.indent(textwrap.dedent(body), "    "), "",
-                  f"@{scenario_id}.check", "def _(got):", '    expect_equal(got, {"y": 1}, what="y")', ""]
-        entries.append(f"  - {{id: {scenario_id}, title: {scenario_id}, task: t, points: 1, time_limit: {limit}}}")
-    (folder / "scenarios.py").write_text("\n".join(lines))
-    (folder / "assignment.yaml").write_text(textwrap.dedent("""\
-        id: recovery
-        title: Recovery
-        submission: squares.py
-        scenario_file: scenarios.py
-        import_time_limit: 5
-        memory_limit_mb: 256
-        output_limit_kb: 8
-        tasks:
-          - {id: t, title: T}
-        scenarios:
-        """) + "\n".join(entries) + "\n")
-    (folder / "squares.py").write_text("def one():\n    return 1\n")
-    return folder
-
-
 def test_any_run_of_timeouts_crashes_and_kills_leaves_the_next_scenario_running(tmp_path):
     # Every way a zygote can die, back to back: a wall-clock timeout, the process ending itself,
     # killing itself, its whole process group, the memory limit; then scenarios that pass.
@@ -85,7 +58,7 @@ def test_any_run_of_timeouts_crashes_and_kills_leaves_the_next_scenario_running(
                 ("memory", "hog = bytearray(2 << 30)", 2), ("sleep", "import time\ntime.sleep(60)", 0.05)]
     failing += [(f"loop_late_{n}", "while True:\n    pass", 0.05) for n in range(6)]
     passing = [(f"passes_{n}", 'return {"y": sq.one()}', 2) for n in range(3)]
-    assignment = load_assignment(_assignment(tmp_path / "recovery", failing + passing))
+    assignment = load_assignment(scenario_assignment(tmp_path / "recovery", failing + passing))
     started = time.monotonic()
     result = grade_submission(tmp_path / "recovery" / "squares.py", assignment, seed=1)
     statuses = {s.id: s.status for s in result.scenarios}

@@ -132,7 +132,7 @@ class Warden:
         self._hold_memory_cgroup(plan)
         names = ("job", "results", "stdout", "stderr")
         given = dict(zip(names, fds))
-        given["channels"] = [tuple(fds[at:at + 2]) for at in range(len(names), len(fds) - 1, 2)]
+        given["channels"] = [tuple(fds[at:at + 3]) for at in range(len(names), len(fds) - 2, 3)]  # out, err, result
         kept = {fd for fd, _ in plan.get("landlock_rules", ())} | set(_REACH_FDS)
         reaper = report_r = None
         contained: list[str] = []

@@ -37,23 +37,27 @@ class Budget:
 
 class Intake:
     """One zygote's messages, taken in under bounds. ``expect(index)`` when a run's command is
-    queued (it returns the run's token: an index may be run again); a result or exit counts for
-    the earliest queued run that has not exited, and only if it names that run's index (a message
-    naming another is dropped: forged, or out of order)."""
+    queued (it returns the run's token: an index may be run again). The zygote's own pipe
+    (:meth:`feed`) carries its reports; each run's channel (:meth:`feed_run`) carries that run's
+    result, which counts only if it names the run's index. An exit counts for the earliest of the
+    first ``window`` queued runs that names its index (the runs that may be running at once; one,
+    unless the sandbox runs scenarios side by side); a message naming another is dropped: forged,
+    or out of order."""
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, window: int = 1) -> None:
         self.budget = budget
+        self.window = window
         self._reader = FrameReader()
         self.isolation: tuple[str, ...] = ()
         self.forbidden: list[str] = []
         self.imported: dict | None = None      # the first "ready" or "import_error" message
         self._queued: deque[tuple[int, int]] = deque()  # (token, index) of runs sent, not yet exited
         self._tokens = 0
+        self._runs: dict[int, _RunIntake] = {}        # by token, until forgotten
         self._results: dict[int, dict] = {}           # by token
         self._exits: dict[int, dict] = {}
         self._problems: dict[int | None, list[str]] = {}  # per token (None: between runs)
-        self._run_bytes = 0
-        self._run_messages = 0
+        self._own = _Count()                   # the zygote's own pipe, since the last exit
         self.exceeded: str | None = None       # set once a budget is spent: the zygote must be killed
 
     # ------------------------------------------------------------------ runs
@@ -62,6 +66,7 @@ class Intake:
         """A run of scenario ``index`` was queued; its token."""
         self._tokens += 1
         self._queued.append((self._tokens, index))
+        self._runs[self._tokens] = _RunIntake(index)
         return self._tokens
 
     def result(self, token: int) -> dict | None:
@@ -82,8 +87,10 @@ class Intake:
         self._results.pop(token, None)
         self._exits.pop(token, None)
         self._problems.pop(token, None)
-        if self._queued and self._queued[0][0] == token:  # ended without an exit (a timeout)
-            self._queued.popleft()
+        self._runs.pop(token, None)
+        for queued in list(self._queued)[:self.window]:  # ended without an exit (a timeout)
+            if queued[0] == token:
+                self._queued.remove(queued)
 
     @property
     def _active(self) -> int | None:
@@ -92,70 +99,122 @@ class Intake:
     # ------------------------------------------------------------------ bytes in
 
     def feed(self, chunk: bytes) -> None:
-        """Take in bytes read from the result pipe."""
-        if self.exceeded is not None:
+        """Take in bytes read from the zygote's own result pipe."""
+        if self._counted(self._own, len(chunk)):
+            for body in self._reader.feed(chunk):
+                message = self._message(self._own, body, self._active)
+                if message is not None:
+                    self._own_message(message)
+                if self.exceeded is not None:
+                    return
+
+    def feed_run(self, token: int | None, chunk: bytes) -> None:
+        """Take in bytes read from the channel of the run ``token`` (None: no run was given it)."""
+        run = self._runs.get(token) if token is not None else None
+        if token is None or run is None:  # a forgotten run's stray, or nothing queued there: counted, never read
+            self._counted(self._own, len(chunk))
             return
-        self._run_bytes += len(chunk)
-        self.budget.bytes -= len(chunk)
-        if self._run_bytes > MAX_RUN_BYTES:
+        if self._counted(run.count, len(chunk)):
+            for body in run.reader.feed(chunk):
+                message = self._message(run.count, body, token)
+                if message is not None:
+                    self._run_message(token, run, message)
+                if self.exceeded is not None:
+                    return
+
+    def _counted(self, count: _Count, size: int) -> bool:
+        """Count ``size`` bytes against the run's and the submission's budgets; False once spent."""
+        if self.exceeded is not None:
+            return False
+        count.bytes += size
+        self.budget.bytes -= size
+        if count.bytes > MAX_RUN_BYTES:
             self.exceeded = f"the sandbox sent more than {MAX_RUN_BYTES:,} bytes for one scenario"
         elif self.budget.bytes < 0:
             self.exceeded = f"the submission's sandbox sent more than {MAX_SUBMISSION_BYTES:,} bytes in all"
-        if self.exceeded is not None:
-            return
-        for body in self._reader.feed(chunk):
-            self._message(body)
-            if self.exceeded is not None:
-                return
+        return self.exceeded is None
 
-    def _message(self, body: bytes | ProtocolError) -> None:
-        self._run_messages += 1
+    def _message(self, count: _Count, body: bytes | ProtocolError, token: int | None) -> dict | None:
+        """The message of one frame, counted; None when it is over budget or unreadable."""
+        count.messages += 1
         self.budget.messages -= 1
-        if self._run_messages > MAX_RUN_MESSAGES:
+        if count.messages > MAX_RUN_MESSAGES:
             self.exceeded = f"the sandbox sent more than {MAX_RUN_MESSAGES} messages for one scenario"
-            return
+            return None
         if self.budget.messages < 0:
             self.exceeded = f"the submission's sandbox sent more than {MAX_SUBMISSION_MESSAGES:,} messages in all"
-            return
+            return None
         try:
             if isinstance(body, ProtocolError):
                 raise body
-            message = checked_envelope(decode(body, numpy_now=False))  # numpy: at judging
+            return checked_envelope(decode(body, numpy_now=False))  # numpy: at judging
         except ProtocolError as error:
-            self._note(f"the sandbox sent an unreadable message: {error}")
-            return
+            self._note(token, f"the sandbox sent an unreadable message: {error}")
+            return None
+
+    def _own_message(self, message: dict) -> None:
         kind = message["kind"]
         if kind == "sandbox":
             if not self.isolation:  # the first one is sent before any student code runs
                 self.isolation = tuple(message["isolation"][:16])
         elif kind == "forbidden":
-            if message["module"] not in self.forbidden and len(self.forbidden) < MAX_FORBIDDEN:
-                self.forbidden.append(message["module"][:200])
+            self._forbidden(message)
         elif kind in ("ready", "import_error"):
             if self.imported is None:
                 self.imported = message
+        elif kind == "exit":
+            self._exit(message)
         else:
-            self._run_message(kind, message)
+            self._note(self._active, f"the sandbox sent a {kind} outside a scenario's channel")
 
-    def _run_message(self, kind: str, message: dict) -> None:
-        active = self._active
-        if active is None or message["index"] != self._queued[0][1]:
-            self._note(f"the sandbox sent a {kind} for another scenario than the one running")
-            return
-        if kind == "result":
-            if active in self._results:
-                self._note("the scenario sent more than one result")
-            else:
-                self._results[active] = message
+    def _exit(self, message: dict) -> None:
+        for queued in list(self._queued)[:self.window]:
+            token, index = queued
+            if index == message["index"]:
+                self._exits[token] = message
+                self._queued.remove(queued)
+                self._own = _Count()  # what follows is the next run's
+                return
+        self._note(self._active, "the sandbox sent an exit for another scenario than the ones running")
+
+    def _run_message(self, token: int, run: _RunIntake, message: dict) -> None:
+        kind = message["kind"]
+        if kind == "forbidden":
+            self._forbidden(message)
+        elif kind != "result" or message["index"] != run.index:
+            self._note(token, f"the sandbox sent a {kind} for another scenario than the one running")
+        elif token in self._results:
+            self._note(token, "the scenario sent more than one result")
         else:
-            self._exits[active] = message
-            self._queued.popleft()
-            self._run_bytes = self._run_messages = 0  # what follows is the next run's
+            self._results[token] = message
 
-    def _note(self, problem: str) -> None:
-        problems = self._problems.setdefault(self._active, [])
+    def _forbidden(self, message: dict) -> None:
+        if message["module"] not in self.forbidden and len(self.forbidden) < MAX_FORBIDDEN:
+            self.forbidden.append(message["module"][:200])
+
+    def _note(self, token: int | None, problem: str) -> None:
+        problems = self._problems.setdefault(token, [])
         if len(problems) < MAX_PROBLEMS:
             problems.append(problem)
+
+
+@dataclass
+class _Count:
+    """Bytes and messages taken in on one pipe for one run."""
+
+    bytes: int = 0
+    messages: int = 0
+
+
+class _RunIntake:
+    """A run's own channel: its frames, and what they counted."""
+
+    __slots__ = ("index", "reader", "count")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.reader = FrameReader()
+        self.count = _Count()
 
 
 # The messages a sandbox may send, and the fields each must have (of these types).

@@ -51,16 +51,20 @@ class _Queued:
 class Sandbox:
     """A warden process that serves submissions one at a time, each in a fresh zygote.
 
-    Start it early: the interpreter and numpy load while you prepare. Per submission: ``send_job``,
+    ``at_once``: how many public scenarios of a submission may run at the same time (a check uses
+    its machine's second core; a batch, which keeps every core busy with a sandbox each, runs them
+    one at a time). Start it early: the interpreter and numpy load while you prepare. Per submission: ``send_job``,
     ``wait_ready``, ``run_all`` (or ``run`` per scenario), then ``stop`` (kills that submission's
     processes and deletes its job folder; the warden stays warm for the next one when the isolation
     level keeps submissions apart, see :attr:`IsolationPlan.reusable`). ``close`` ends it all. A
     warden that died is started again by the next ``send_job``.
     """
 
-    def __init__(self, slot: int = 0, plan: IsolationPlan | None = None, warden: Warden | None = None):
+    def __init__(self, slot: int = 0, plan: IsolationPlan | None = None, warden: Warden | None = None,
+                 at_once: int = 1):
         _make_grader_undumpable()
         self.slot, self._plan = slot, plan
+        self.at_once = max(1, at_once)
         self.plan: IsolationPlan | None = plan
         self.job_dir: Path | None = None
         self.output_limit = 65536
@@ -262,9 +266,10 @@ class Sandbox:
             target.write_bytes(source)  # the bytes the grader checked and compiled, not a later edit
         self.plan.prepare(self.job_dir, target)
         self.output_limit = job["output_limit"]
-        pipes = ZygotePipes()
+        pipes = ZygotePipes(channels=self.at_once + 1)  # those running, and the next one queued
         container = self._container_for(self.plan, job)
-        self._current = zygote = ZygoteLink(pipes, Intake(self._budget), container, self._selector)
+        self._current = zygote = ZygoteLink(pipes, Intake(self._budget, window=self.at_once), container,
+                                            self._selector)
         plan = self.plan.child_config(self.job_dir)
         if zygote.container is not None:
             plan["cgroup"] = zygote.container.joins
@@ -344,23 +349,27 @@ class Sandbox:
         """Run one ``scenario`` (a ``Program.payload``); see :meth:`run_all`."""
         return next(self.run_all([(index, seconds, scenario)]))[1]
 
-    def run_all(self, runs: Iterable[tuple[int, float, dict]]) -> Iterator[tuple[int, RunOutcome]]:
-        """Run each ``(index, seconds, scenario payload)`` of ``runs`` in turn, each in a fresh
-        fork; yield ``(index, outcome)`` as each ends. A run may take ``seconds`` of wall-clock
-        time, counted from the end of the run before it.
+    def run_all(self, runs: Iterable[tuple[int, float, dict]], at_once: int | None = None
+                ) -> Iterator[tuple[int, RunOutcome]]:
+        """Run each ``(index, seconds, scenario payload)`` of ``runs``, each in a fresh fork, up to
+        ``at_once`` at the same time (default: the sandbox's ``at_once``; never more); yield
+        ``(index, outcome)`` in the order of ``runs``. A run may take ``seconds`` of wall-clock
+        time, counted from the end of the run before it in that order.
 
-        The next command waits in the job pipe while a scenario runs, so the zygote goes on
-        without a round trip through the grader (``runs`` is consumed one ahead). Each run
-        writes to its own output channel, so what a scenario prints is never taken for the next
-        one's. After a timeout or a dead zygote the iteration ends: the submission must be
-        started again (``send_job``) for the runs that are left; the runner does that.
+        The next command waits in the job pipe while scenarios run, so the zygote goes on
+        without a round trip through the grader (``runs`` is consumed ahead). Each run writes
+        to its own channel, so what a scenario prints or sends is never taken for another's.
+        After a timeout or a dead zygote the iteration ends (the zygote is killed, with any run
+        beside it): the submission must be started again (``send_job``) for the runs that are
+        left; the runner does that.
         """
         runs = iter(runs)
+        at_once = self.at_once if at_once is None else max(1, min(at_once, self.at_once))
         queued: deque[_Queued] = deque()
         previous_end = 0.0
         while True:
-            while self._current is not None and len(queued) < len(self._current.channel_captures) and \
-                    self._queue_next(runs, queued):
+            while self._current is not None and len(queued) < min(len(self._current.channel_captures), at_once + 1) \
+                    and self._queue_next(runs, queued, at_once):
                 pass
             if not queued:
                 return
@@ -371,7 +380,7 @@ class Sandbox:
             if outcome.timed_out or outcome.sandbox_died:
                 return
 
-    def _queue_next(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued]) -> bool:
+    def _queue_next(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued], at_once: int) -> bool:
         """Send the next run's command on a fresh output channel; False when there is none."""
         if self._current is None:
             return False
@@ -383,8 +392,11 @@ class Sandbox:
         channel = self._next_channel
         self._next_channel = (channel + 1) % len(zygote.channel_captures)
         zygote.channel_captures[channel] = self._fresh_captures()
-        token = zygote.intake.expect(index)
-        zygote.send({"run": index, "channel": channel, "scenario": scenario})
+        token = zygote.channel_tokens[channel] = zygote.intake.expect(index)
+        command = {"run": index, "channel": channel, "scenario": scenario}
+        if at_once > 1:
+            command["at_once"] = at_once
+        zygote.send(command)
         queued.append(_Queued(index, seconds, channel, written=time.monotonic(), token=token))
         return True
 
@@ -412,9 +424,9 @@ class Sandbox:
                 self._kill_container()  # the zygote too: it cannot be trusted to stop the program
         elif not self._dead:
             self.sweep()  # first: a stray's last words land here, not in a later run on this channel
+        zygote.drain(results=False, channel=run.channel)  # its result may still be in its pipe
         self._collect(zygote, run.token, outcome)
         intake.forget(run.token)
-        zygote.drain(results=False, channel=run.channel)
         outcome.stdout, outcome.stderr = self._end_capture()
         return outcome
 

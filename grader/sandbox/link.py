@@ -58,10 +58,12 @@ class ZygoteLink:
         # the zygote prints later, charged to the scenario running) and each output channel's.
         self.captures = (Capture(0), Capture(0))
         self.channel_captures = [(Capture(0), Capture(0)) for _ in pipes.channels_r]
+        self.channel_tokens: list[int | None] = [None for _ in pipes.channels_r]  # the run each channel is for
         self._roles: dict[int, tuple] = {pipes.results_r: ("results",), pipes.out_r: ("own", 0),
                                          pipes.err_r: ("own", 1)}
-        for number, (out_r, err_r) in enumerate(pipes.channels_r):
+        for number, (out_r, err_r, res_r) in enumerate(pipes.channels_r):
             self._roles[out_r], self._roles[err_r] = ("channel", number, 0), ("channel", number, 1)
+            self._roles[res_r] = ("channel", number, "results")
         for fd in self._roles:
             os.set_blocking(fd, False)
             selector.register(fd, selectors.EVENT_READ)
@@ -135,6 +137,8 @@ class ZygoteLink:
             self.intake.feed(chunk)
         elif role[0] == "own":
             self.captures[role[1]].add(chunk)
+        elif role[2] == "results":
+            self.intake.feed_run(self.channel_tokens[role[1]], chunk)
         else:
             self.channel_captures[role[1]][role[2]].add(chunk)
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from grader.sandbox.uids import UidClaim
 
-OUTPUT_CHANNELS = 2  # scenarios in the sandbox at once: the one running and the next one queued
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
 # child.py is imported as a module, not run as a script: a script is compiled on every start, a
 # module comes from its cached bytecode (pip writes it at install). Its path stays on the command line.
@@ -112,19 +111,20 @@ class ZygotePipes:
     other ends to the warden (which passes them to that zygote alone and closes its copies).
     Nothing a zygote or its strays held can reach the next one: the next one gets new pipes."""
 
-    def __init__(self, channels: int = OUTPUT_CHANNELS) -> None:
+    def __init__(self, channels: int) -> None:
         self.job_r, self.job_w = os.pipe()
         self.results_r, self.results_w = os.pipe()
         self.out_r, self.out_w = os.pipe()
         self.err_r, self.err_w = os.pipe()
-        # Scenario output goes to one of the output channels, in turn, so the output of a scenario
-        # still running is never mixed up with that of the one before it (see Sandbox.run_all).
-        self.channels_r: list[tuple[int, int]] = []
+        # Each run gets one of the channels, in turn: an output pipe, an error pipe and a result
+        # pipe, so that what a scenario still running writes is never taken for another's, the one
+        # before it or one running beside it (see Sandbox.run_all).
+        self.channels_r: list[tuple[int, int, int]] = []
         self._channels_w: list[int] = []
         for _ in range(channels):
-            (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
-            self.channels_r.append((out_r, err_r))
-            self._channels_w += [out_w, err_w]
+            (out_r, out_w), (err_r, err_w), (res_r, res_w) = os.pipe(), os.pipe(), os.pipe()
+            self.channels_r.append((out_r, err_r, res_r))
+            self._channels_w += [out_w, err_w, res_w]
 
     def child_ends(self) -> list[int]:
         """In the order child.Warden._start reads them: job, results, stdout, stderr, channels."""

@@ -2,13 +2,14 @@
 
 The zygote is forked for one submission (by the warden, or an ordinary user's keeper) and is
 given only its own fresh pipes: the job pipe it reads its job and run commands from, the
-result pipe, its stdout and stderr, and the scenarios' output channels. It reads its job (no
-warden ever held a byte of it), sets resource limits, applies Landlock, drops to the sandbox user
-(as root) or its capabilities (in a user namespace), loads the seccomp filter, blocks forbidden
+result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It reads its
+job (no warden ever held a byte of it), sets resource limits, applies Landlock, drops to the sandbox
+user (as root) or its capabilities (in a user namespace), loads the seccomp filter, blocks forbidden
 imports, and only then imports the student's module. Then, per run command (which carries that
-one program and the output channel to use), one after the other, it forks one scenario process
-that runs the program (compiled by the grader) and writes exactly one framed result, its stdout
-and stderr on the run's output channel.
+one program and the channel to use), it forks one scenario process that runs the program (compiled
+by the grader) and writes exactly one framed result on its channel's result pipe, its stdout and
+stderr on the channel's output pipes; the zygote reports how the process ended. One at a time,
+unless the commands allow several at once (``grader check``'s public scenarios, on two cores).
 
 Everything after the student's import is untrusted, so nothing here decides anything: the grader
 checks every byte it gets back against values that never enter this process. Standard library
@@ -21,6 +22,7 @@ import json
 import linecache
 import os
 import resource
+import select
 import signal
 import sys
 import traceback
@@ -143,27 +145,69 @@ def run(plan, fds, kept, contained, join):
     _block_imports(job["forbidden"], results)
     send(results, {"kind": "sandbox", "isolation": isolation})
     module = _import_submission(job, results)
+    _serve(module, fds, results, job["submission"])
+
+
+def _serve(module, fds, results, submission):
+    """Run each command's program in a fresh fork, and report how each process ended. A command
+    says how many scenario processes may run while it does (``at_once``, itself included): the
+    next command is read only while every one running allows one more beside it. Never returns."""
+    running: dict = {}  # pidfd -> (pid, index, at_once) of the scenario processes running beside others
     while True:
-        # Each command carries its one program. It is read only once the previous scenario is over
-        # (the grader queues the next command early: it waits in the pipe, not in this process),
+        # Each command carries its one program. It is read only once there is room for it (the
+        # grader queues the next command early: it waits in the pipe, not in this process),
         # prepared here (warm, so the fork pays no copy-on-write for it) and dropped once forked: no
         # program sits in sandbox memory before it runs, hidden ones included.
         # This loop is kept lean: every fork write-protects all of this process's memory, so each
         # page it writes afterwards costs a page fault (see benchmarks/README.md).
+        if running:
+            room = len(running) < min(entry[2] for entry in running.values())
+            if not _reap(running, results, fds["job"] if room else None):
+                continue
         command = receive(fds["job"])
         if command is None:
             os._exit(0)
+        at_once = command.get("at_once", 1)
+        while len(running) >= at_once:  # it may run beside fewer than are running now: wait for them
+            _reap(running, results, None)
         index, item = command["run"], _prepare(command["scenario"])
         _flush_std()
         pid = os.fork()
         if pid == 0:
             try:
-                _run_scenario(item, module, fds, command["channel"], job["submission"])  # never returns...
+                for pidfd in running:  # a sibling's pidfd would let it signal that sibling
+                    os.close(pidfd)
+                _run_scenario(item, module, fds, command["channel"], submission)  # never returns...
             finally:  # ...even when student code broke its error report: never back into this loop
                 os._exit(1)
         del command, item
-        _, status = os.waitpid(pid, 0)
-        _report_exit(results, index, status)
+        pidfd = _pidfd(pid) if at_once > 1 else None
+        if pidfd is None:  # it runs alone (or the kernel has no pidfds): wait for it here
+            _, status = os.waitpid(pid, 0)
+            _report_exit(results, index, status)
+        else:
+            running[pidfd] = (pid, index, at_once)
+
+
+def _pidfd(pid):
+    """A descriptor that turns readable when ``pid`` ends (Linux 5.3 on), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _reap(running, results, job):
+    """Wait until a process of ``running`` ends (reported and removed, with any others that ended
+    with it) or, unless ``job`` is None, the job pipe has a command; True when it has one."""
+    ready = select.select(list(running) if job is None else [job, *running], [], [])[0]
+    for pidfd in ready:
+        if pidfd in running:
+            pid, index, _ = running.pop(pidfd)
+            _, status = os.waitpid(pid, 0)
+            os.close(pidfd)
+            _report_exit(results, index, status)
+    return job is not None and job in ready
 
 
 def _prepare(item):
@@ -343,16 +387,21 @@ def _flush_std():
 def _run_scenario(item, module, fds, channel, submission):
     """In a fresh fork: run one program, send one message, exit without running any hook.
 
-    Its stdout and stderr are the output ``channel`` the grader chose for this run; the next
-    command may already wait in the job pipe, so that pipe is closed before any student code runs."""
-    results = fds["results"]
+    Its result, stdout and stderr go on the ``channel`` the grader chose for this run (so that what
+    two scenarios running at once write is never mixed up); the next command may already wait in
+    the job pipe, so that pipe is closed before any student code runs."""
     os.close(fds["job"])
-    out, err = fds["channels"][channel]
+    out, err, results = fds["channels"][channel]
     os.dup2(out, 1)
     os.dup2(err, 2)
     for pair in fds["channels"]:
         for fd in pair:
-            os.close(fd)
+            if fd != results:
+                os.close(fd)
+    os.close(fds["results"])  # the zygote's own, for its exit reports: a scenario writes on its channel's
+    for finder in sys.meta_path:
+        if isinstance(finder, _ForbiddenImport):
+            finder.results = results
     cpu = max(1, int(item["cpu_seconds"]))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     try:
