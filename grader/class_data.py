@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 import statistics
 import sys
+from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from grader.lms_names import Identity, NameSystem
@@ -42,19 +43,41 @@ class TaskInfo:
     max_score: float
 
 
-@dataclass(frozen=True)
+# A scenario's status in a record, as one byte: its place here (0: the result does not have the scenario).
+_STATUS_CODES: tuple[Status | None, ...] = (None, *Status)
+_CODE_OF = {status: code for code, status in enumerate(_STATUS_CODES)}
+
+
+@dataclass(frozen=True, slots=True)
 class StudentRecord:
+    """What the report keeps of one student: a few hundred bytes, so that a class of thousands fits."""
+
     row: StudentRow
-    statuses: tuple[Status | None, ...]      # aligned with ClassData.scenarios; None: not in the result
-    durations: tuple[float | None, ...]
+    status_codes: bytes                      # aligned with ClassData.scenarios: _STATUS_CODES places
+    duration_values: array                   # array('d') aligned likewise; NaN: not in the result
     misconceptions: tuple[tuple[int, str], ...]  # (scenario index, misconception) for each failure naming one
-    isolation: tuple[str, ...] = ()
+    isolation: tuple[str, ...] = ()          # shared by every record with the same levels
     provided_changes: tuple[ProvidedChange, ...] | None = None   # None: not recorded
     modified: float | None = None            # when the result was written (POSIX time)
+
+    @classmethod
+    def of(cls, row: StudentRow, statuses: Iterable[Status | None], durations: Iterable[float | None],
+           *rest) -> StudentRecord:
+        """A record of these statuses and durations (None: the result does not have that scenario)."""
+        return cls(row, bytes(_CODE_OF[status] for status in statuses),
+                   array("d", (math.nan if duration is None else duration for duration in durations)), *rest)
 
     @property
     def student_id(self) -> str:
         return self.row.student_id
+
+    def padded(self, width: int) -> StudentRecord:
+        """This record for a class of ``width`` scenarios (those after its own: not in its result)."""
+        missing = width - len(self.status_codes)
+        if missing <= 0:
+            return self
+        return replace(self, status_codes=self.status_codes + bytes(missing),
+                       duration_values=self.duration_values + array("d", [math.nan]) * missing)
 
 
 @dataclass
@@ -115,6 +138,7 @@ class ClassBuilder:
         self.task_titles: dict[str, str] = {}
         self.assignment = ""
         self.students: list[StudentRecord] = []
+        self.isolations: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per distinct isolation
 
     def add(self, student_id: str, document: dict, modified: float | None) -> SubmissionResult | None:
         """Add a student's stored document; returns the result it holds (None: it holds none)."""
@@ -131,7 +155,7 @@ class ClassBuilder:
                 for task in result.tasks:
                     self.task_titles.setdefault(task.id, task.title)
         self.students.append(_record(student_id, result, "provided_changes" in document, modified, self.index,
-                                     self.summary.get("max_score")))
+                                     self.summary.get("max_score"), self.isolations))
         return result
 
     def build(self) -> ClassData:
@@ -142,16 +166,14 @@ class ClassBuilder:
         if max_score is None:
             max_score = math.fsum(scenario.max_points for scenario in scenarios)
         empty = (None,) * len(scenarios)
-        students = [student if len(student.statuses) == len(scenarios) else
-                    replace(student, statuses=(*student.statuses, *empty)[:len(scenarios)],
-                            durations=(*student.durations, *empty)[:len(scenarios)]) for student in self.students]
+        students = [student.padded(len(scenarios)) for student in self.students]
         seen = {student.student_id for student in students}
         for entry in summary.get("ungradable") or ():
             student_id = entry.get("student_id")
             if isinstance(student_id, str) and student_id not in seen:
                 seen.add(student_id)
                 row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
-                students.append(StudentRecord(row, empty, empty, ()))
+                students.append(StudentRecord.of(row, empty, empty, ()))
         students.sort(key=lambda student: student.student_id)
         tasks = tuple(TaskInfo(task, self.task_titles.get(task, task),
                                math.fsum(s.max_points for s in scenarios if s.task == task))
@@ -170,11 +192,12 @@ def result_of(document: dict) -> SubmissionResult | None:
 
 
 def _record(student_id: str, result: SubmissionResult | None, recorded_changes: bool, modified: float | None,
-            index: dict[str, int], max_score: float | None) -> StudentRecord:
+            index: dict[str, int], max_score: float | None,
+            isolations: dict[tuple[str, ...], tuple[str, ...]]) -> StudentRecord:
     empty = (None,) * len(index)
     if result is None:
-        return StudentRecord(StudentRow.of(student_id, None, UNREADABLE, max_score), empty, empty, (), (), None,
-                             modified)
+        return StudentRecord.of(StudentRow.of(student_id, None, UNREADABLE, max_score), empty, empty, (), (), None,
+                                modified)
     statuses: list[Status | None] = [None] * len(index)
     durations: list[float | None] = [None] * len(index)
     found: list[tuple[int, str]] = []
@@ -185,10 +208,11 @@ def _record(student_id: str, result: SubmissionResult | None, recorded_changes: 
         statuses[i], durations[i] = scenario.status, scenario.duration
         if not scenario.passed and scenario.feedback.misconception:
             found.append((i, sys.intern(scenario.feedback.misconception)))
-    return StudentRecord(StudentRow.of(student_id, result, None), tuple(statuses), tuple(durations), tuple(found),
-                         tuple(sys.intern(level) for level in result.isolation),
-                         # Results before schema version 2 do not record provided_changes at all.
-                         result.provided_changes if recorded_changes else None, modified)
+    isolation = tuple(sys.intern(level) for level in result.isolation)
+    return StudentRecord.of(StudentRow.of(student_id, result, None), statuses, durations, tuple(found),
+                            isolations.setdefault(isolation, isolation),
+                            # Results before schema version 2 do not record provided_changes at all.
+                            result.provided_changes if recorded_changes else None, modified)
 
 
 def _add_summary_scenarios(order: dict[str, ScenarioInfo], summary: dict) -> None:
@@ -218,9 +242,9 @@ def status_mix(data: ClassData) -> list[Counter]:
     """Per scenario, how many graded submissions ended in each status."""
     mix: list[Counter] = [Counter() for _ in data.scenarios]
     for student in data.graded:
-        for i, status in enumerate(student.statuses):
-            if status is not None:
-                mix[i][status] += 1
+        for i, code in enumerate(student.status_codes):
+            if code:
+                mix[i][_STATUS_CODES[code]] += 1
     return mix
 
 
@@ -258,10 +282,10 @@ class Runtime:
 @_once
 def runtimes(data: ClassData) -> list[Runtime]:
     """Per scenario, the wall-clock durations of its runs in graded submissions (seconds)."""
-    times: list[list[float]] = [[] for _ in data.scenarios]
+    times = [array("d") for _ in data.scenarios]  # doubles, not float objects: one per run of the class
     for student in data.graded:
-        for i, (status, duration) in enumerate(zip(student.statuses, student.durations)):
-            if status not in (None, Status.NOT_RUN) and duration is not None:
+        for i, (code, duration) in enumerate(zip(student.status_codes, student.duration_values)):
+            if code and _STATUS_CODES[code] is not Status.NOT_RUN and not math.isnan(duration):
                 times[i].append(duration)
     return [Runtime(s.id, len(t), statistics.median(t) if t else None, _quantile(t, 0.9) if t else None,
                     max(t) if t else None) for s, t in zip(data.scenarios, times)]
@@ -293,7 +317,7 @@ def task_scores(data: ClassData) -> dict[str, list[float]]:
     return scores
 
 
-def _quantile(values: list[float], q: float) -> float:
+def _quantile(values: Sequence[float], q: float) -> float:
     """The q-quantile by linear interpolation between order statistics (numpy's default)."""
     ordered = sorted(values)
     position = q * (len(ordered) - 1)
