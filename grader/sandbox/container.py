@@ -85,7 +85,7 @@ def _trusted_child(keep):
 
 
 def _zygote_fds(fds):
-    return [fds["job"], fds["results"], fds["stdout"], fds["stderr"], *(fd for pair in fds["channels"] for fd in pair)]
+    return [fds["job"], fds["results"], fds["stdout"], fds["stderr"], *(fd for ends in fds["channels"] for fd in ends)]
 
 
 def records(fd, need):

@@ -129,7 +129,7 @@ def run(plan, fds, kept, contained, join):
     _reset_oom_score()
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    channels = [fd for pair in fds["channels"] for fd in pair]
+    channels = [fd for ends in fds["channels"] for fd in ends]
     close_all_but({0, fds["job"], fds["results"], fds["stdout"], fds["stderr"], *channels, *kept})
     os.dup2(fds["stdout"], 1)
     os.dup2(fds["stderr"], 2)
@@ -394,8 +394,8 @@ def _run_scenario(item, module, fds, channel, submission):
     out, err, results = fds["channels"][channel]
     os.dup2(out, 1)
     os.dup2(err, 2)
-    for pair in fds["channels"]:
-        for fd in pair:
+    for ends in fds["channels"]:
+        for fd in ends:
             if fd != results:
                 os.close(fd)
     os.close(fds["results"])  # the zygote's own, for its exit reports: a scenario writes on its channel's
