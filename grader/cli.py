@@ -234,9 +234,11 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
                    f"with seed {report.seed} into {out}" + (f" (shard {slice_})" if slice_ else "") + "\n")
         click.echo(render_summary(report.summary), nl=False)
+        failed = bool(report.summary["ungradable"])
+        del report  # its row per student: the class report reads the results again, and holds its own
         click.echo(f"\nReport: {write_report(out).html}")
         _write_gradebooks(out, output_formats, lms_options)
-        context.exit(ExitCode.FAILED if report.summary["ungradable"] else ExitCode.OK)
+        context.exit(ExitCode.FAILED if failed else ExitCode.OK)
 
 
 @main.command()
