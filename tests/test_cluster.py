@@ -252,6 +252,18 @@ def certificates(folder: Path) -> dict[str, Path]:
     return {name: folder / f"{name}.pem" for name in ("ca", "node", "node-key", "client", "client-key")}
 
 
+def _scheduler_address(scheduler_file: Path, deadline: float) -> str:
+    """The address in a scheduler file once it holds one: the scheduler creates the file, then
+    writes it (a read in between finds it empty, as CI once did on a loaded machine)."""
+    while True:
+        try:
+            return json.loads(scheduler_file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="makes its certificates with openssl")
 def test_the_documented_commands_over_tls(local_runs, tmp_path):
     """dask scheduler and dask worker as docs/cluster.md runs them, each a process of its own (two
@@ -268,10 +280,7 @@ def test_the_documented_commands_over_tls(local_runs, tmp_path):
                                    "--port", "0", "--no-dashboard", "--scheduler-file", str(where), *node],
                                   env=environment, start_new_session=True, stderr=subprocess.DEVNULL)]
     try:
-        deadline = time.monotonic() + 60
-        while not where.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(where.read_text())["address"]
+        address = _scheduler_address(where, deadline=time.monotonic() + 60)
         assert address.startswith("tls://127.0.0.1:")
         processes.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1",
                                            "--resources", "sandbox=1", "--no-dashboard", *node],
