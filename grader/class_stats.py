@@ -187,8 +187,8 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
     the whole score (of which it is no part); it stays out of alpha, which is about the score.
     """
     graded = [row for row in rows if row.graded]
-    # Rows of doubles (array), not lists of float objects: a class of 5,000 by 41 scenarios is
-    # 1.6 MB so, 7 MB as lists, and the report holds it beside every student's record.
+    # Rows of doubles (array), not lists of float objects: a fifth of the memory, and the report
+    # holds this matrix beside every student's record.
     matrix = [_aligned(row, columns) for row in graded]
     points = [max_points.get(column.id, 0.0) for column in columns]
     scored = [j for j, value in enumerate(points) if value > 0]

@@ -1,5 +1,5 @@
-"""A cache of parsed spec files, scenario-file indexes and scenario files' bytecode, kept on disk by
-the loading edge.
+"""A cache of parsed spec files, scenario-file indexes and bytecode (the scenario files', the notebook
+schema's validator), kept on disk by the loading edge.
 
 Importing pyyaml and indexing a scenario file both lie on the path from ``grader check`` to the
 sandbox's first job (benchmarks/README.md says how long), for files that almost never change. As
@@ -78,8 +78,14 @@ class SpecCache:
     def compiled(self, text: str, filename: str) -> CodeType:
         """``compile(text, filename, "exec")`` (a trusted file's code: a scenario file, say), from the
         cache when it holds the bytecode this Python made of exactly ``text`` under that name."""
-        stamp = f"{filename}:{sys.version}"   # marshal's format is this Python's own
-        stored = self._recall("code", text, stamp, lambda value: value)
+        return self.code("code", text, f"{filename}:{sys.version}",
+                         lambda: compile(text, filename, "exec", dont_inherit=True))
+
+    def code(self, kind: str, text: str, stamp: str, make: Callable[[], CodeType]) -> CodeType:
+        """The code object ``make()`` gives for ``text``, kept as marshalled bytecode: from the cache
+        when it holds one for exactly ``text`` and ``stamp`` (which must name this Python, whose own
+        format marshal writes). An error of ``make`` propagates and nothing is stored."""
+        stored = self._recall(kind, text, stamp, lambda value: value)
         if isinstance(stored, str):
             try:
                 code = marshal.loads(base64.b64decode(stored))
@@ -87,18 +93,9 @@ class SpecCache:
                     return code
             except (ValueError, EOFError, TypeError):
                 pass
-        code = compile(text, filename, "exec", dont_inherit=True)  # a syntax error propagates, never stored
-        self._remember("code", text, stamp, base64.b64encode(marshal.dumps(code)).decode("ascii"))
+        code = make()
+        self._remember(kind, text, stamp, base64.b64encode(marshal.dumps(code)).decode("ascii"))
         return code
-
-    def recall(self, kind: str, text: str, stamp: str):
-        """The JSON value another reader kept for exactly ``text`` made by what ``stamp`` names (the
-        notebook schema's compiled validator, say), or None."""
-        return self._recall(kind, text, stamp, lambda value: value)
-
-    def remember(self, kind: str, text: str, stamp: str, value) -> None:
-        """Keep ``value`` (JSON) for ``text`` and ``stamp``; silently nothing when it cannot be kept."""
-        self._remember(kind, text, stamp, value)
 
     def entry(self, kind: str, text: str) -> Path:
         data = text.encode("utf-8", "surrogatepass")

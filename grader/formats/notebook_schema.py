@@ -17,10 +17,8 @@ tests/test_notebook_schema.py keeps this honest: on valid and broken notebooks, 
 
 from __future__ import annotations
 
-import base64
 import functools
 import importlib.util
-import marshal
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,14 +110,7 @@ def _validator(minor: int, cache: SpecCache, definition: str | None = None) -> C
         text = json.dumps({**json.loads(text), "$ref": f"#/definitions/{definition}"})
     stamp = f"fastjsonschema-{_package_file('fastjsonschema', 'version.py').read_text()!r}:" \
             f"{importlib.util.MAGIC_NUMBER.hex()}"
-    stored = cache.recall("nbschema", text, stamp)
-    try:
-        code = marshal.loads(base64.b64decode(stored)) if isinstance(stored, str) else None
-    except (ValueError, EOFError, TypeError):
-        code = None
-    if code is None:
-        code = _generate(text, schema.name)
-        cache.remember("nbschema", text, stamp, base64.b64encode(marshal.dumps(code)).decode("ascii"))
+    code = cache.code("nbschema", text, stamp, lambda: _generate(text, schema.name))
     exceptions = _exceptions()
     namespace = {"JsonSchemaValueException": exceptions.JsonSchemaValueException,
                  "JsonSchemaValuesException": exceptions.JsonSchemaValuesException}
