@@ -10,7 +10,8 @@ any moment (SIGKILL included) and rerun ends with the same gradebook as an unint
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -74,16 +75,21 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     if options.shard is not None:
         found = _only(found, options.shard)
     folder.save_identities(found.identities)
+    problems, ignored = found.problems, tuple(found.ignored)
+    # Each submission found is let go once it is reused or handed to the executor (and the
+    # identities once saved): what the batch holds per student is its row alone.
+    pending = deque(found.submissions)
+    del found
     seed = folder.seed(assignment, options.seed, new_seed())
     max_score = max_score_of(assignment)
-    rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in found.problems.items()}
-    progress = Progress(total=len(found.submissions) + len(found.problems), done=len(found.problems),
-                        ungradable=len(found.problems))
+    rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in problems.items()}
+    progress = Progress(total=len(pending) + len(problems), done=len(problems), ungradable=len(problems))
     if not options.gradescope:
         folder.drop_gradescope()
 
-    todo: list[Found] = []
-    for item in found.submissions:
+    todo: deque[Found] = deque()
+    while pending:
+        item = pending.popleft()
         previous = None if options.force else _reusable(folder, item, assignment, seed)
         if previous is None:
             todo.append(item)
@@ -110,7 +116,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         on_update(progress)
 
     interrupted = False
-    jobs = (GradingJob(item.student_id, item.path, seed) for item in todo)
+    jobs = (GradingJob(item.student_id, item.path, seed) for item in _drained(todo))
     own = executor is None and bool(todo)
     runner = LocalExecutor(assignment, min(options.jobs, len(todo))) if own else executor
     try:
@@ -126,13 +132,19 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     ordered = [rows[key] for key in sorted(rows)]
     manifest = Manifest(assignment.id, assignment.digest, seed, grader.__version__, max_score, columns_of(assignment),
                         {row.student_id: None if row.has_result else row.error for row in ordered},
-                        tuple(found.ignored), options.shard, title=assignment.title)
+                        ignored, options.shard, title=assignment.title)
     summary = class_summary(manifest, ordered, complete=not interrupted)
     if not interrupted:
         folder.save_gradebook(ordered, summary, manifest.columns)
         folder.save_manifest(manifest)  # last: a manifest says the gradebook beside it is whole
     return BatchReport(ordered, summary, seed, graded=progress.graded, reused=progress.reused,
                        interrupted=interrupted, left=progress.total - progress.done)
+
+
+def _drained(items: deque[Found]) -> Iterator[Found]:
+    """``items``, each taken out of the deque as it is yielded."""
+    while items:
+        yield items.popleft()
 
 
 def _only(found: Discovery, shard: Shard) -> Discovery:

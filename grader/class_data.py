@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from grader.lms_names import Identity, NameSystem
 from grader.results import ProvidedChange, Status, SubmissionResult
-from grader.scoring import Column, StudentRow, summarize
+from grader.scoring import STATUS_CODES, Column, StudentRow, summarize
 
 UNREADABLE = "its result file cannot be read (damaged or from another grader); rerun grader grade with --force"
 
@@ -43,9 +43,19 @@ class TaskInfo:
     max_score: float
 
 
-# A scenario's status in a record, as one byte: its place here (0: the result does not have the scenario).
-_STATUS_CODES: tuple[Status | None, ...] = (None, *Status)
-_CODE_OF = {status: code for code, status in enumerate(_STATUS_CODES)}
+# A duration kept in 4 bytes: whole microseconds (results round durations to them, so exactly), the
+# largest value meaning "not in the result".
+NO_DURATION = 0xFFFFFFFF
+
+
+def _microseconds(seconds: float) -> int:
+    if not math.isfinite(seconds):
+        return NO_DURATION
+    return min(max(round(seconds * 1e6), 0), NO_DURATION - 1)
+
+
+def _no_durations(count: int) -> array:
+    return array("I", [NO_DURATION]) * count
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,31 +63,31 @@ class StudentRecord:
     """What the report keeps of one student: a few hundred bytes, so that a class of thousands fits."""
 
     row: StudentRow
-    status_codes: bytes                      # aligned with ClassData.scenarios: _STATUS_CODES places
-    duration_values: array                   # array('d') aligned likewise; NaN: not in the result
+    placed: bytes | None                     # the status codes in ClassData.scenarios' order, when the row's
+                                             # are in another (None: the row's own, the usual case)
+    microseconds: array                      # array('I') aligned with ClassData.scenarios: each duration;
+                                             # NO_DURATION: not in the result
     misconceptions: tuple[tuple[int, str], ...]  # (scenario index, misconception) for each failure naming one
     isolation: tuple[str, ...] = ()          # shared by every record with the same levels
     provided_changes: tuple[ProvidedChange, ...] | None = None   # None: not recorded
     modified: float | None = None            # when the result was written (POSIX time)
 
-    @classmethod
-    def of(cls, row: StudentRow, statuses: Iterable[Status | None], durations: Iterable[float | None],
-           *rest) -> StudentRecord:
-        """A record of these statuses and durations (None: the result does not have that scenario)."""
-        return cls(row, bytes(_CODE_OF[status] for status in statuses),
-                   array("d", (math.nan if duration is None else duration for duration in durations)), *rest)
-
     @property
     def student_id(self) -> str:
         return self.row.student_id
+
+    @property
+    def status_codes(self) -> bytes:
+        """Aligned with ClassData.scenarios: :data:`~grader.scoring.STATUS_CODES` places (0: not in the result)."""
+        return self.row.statuses if self.placed is None else self.placed
 
     def padded(self, width: int) -> StudentRecord:
         """This record for a class of ``width`` scenarios (those after its own: not in its result)."""
         missing = width - len(self.status_codes)
         if missing <= 0:
             return self
-        return replace(self, status_codes=self.status_codes + bytes(missing),
-                       duration_values=self.duration_values + array("d", [math.nan]) * missing)
+        return replace(self, placed=self.status_codes + bytes(missing),
+                       microseconds=self.microseconds + _no_durations(missing))
 
 
 @dataclass
@@ -134,29 +144,65 @@ class ClassBuilder:
         self.summary, self.identities = summary, dict(identities or {})
         self.order: dict[str, ScenarioInfo] = {}
         self.index: dict[str, int] = {}
-        self.lists: set[tuple[str, ...]] = set()
+        self.placements: dict[tuple[str, ...], tuple[int, ...] | None] = {}  # per scenario list: see _placement
         self.task_titles: dict[str, str] = {}
         self.assignment = ""
         self.students: list[StudentRecord] = []
-        self.isolations: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per distinct isolation
+        self.shared: dict[tuple, tuple] = {}  # one tuple per distinct isolation, and per misconception list
 
     def add(self, student_id: str, document: dict, modified: float | None) -> SubmissionResult | None:
         """Add a student's stored document; returns the result it holds (None: it holds none)."""
         result = result_of(document)
-        if result is not None:
-            self.assignment = self.assignment or result.assignment
-            ids = tuple(s.id for s in result.scenarios)
-            if ids not in self.lists:     # most results list the same scenarios: look at each list once
-                self.lists.add(ids)
-                for s in result.scenarios:
-                    if s.id not in self.order:
-                        self.index[s.id] = len(self.order)
-                        self.order[s.id] = ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value)
-                for task in result.tasks:
-                    self.task_titles.setdefault(task.id, task.title)
-        self.students.append(_record(student_id, result, "provided_changes" in document, modified, self.index,
-                                     self.summary.get("max_score"), self.isolations))
+        if result is None:
+            row = StudentRow.of(student_id, None, UNREADABLE, self.summary.get("max_score"))
+            self.students.append(StudentRecord(row, bytes(len(self.index)), _no_durations(len(self.index)),
+                                               (), (), None, modified))
+            return None
+        self.assignment = self.assignment or result.assignment
+        ids = tuple(s.id for s in result.scenarios)
+        if ids not in self.placements:     # most results list the same scenarios: look at each list once
+            self.placements[ids] = self._placement(result)
+        self.students.append(self._record(student_id, result, self.placements[ids], "provided_changes" in document,
+                                          modified))
         return result
+
+    def _placement(self, result: SubmissionResult) -> tuple[int, ...] | None:
+        """Where each of ``result``'s scenarios is in the class's order (new ones added to it); None
+        when they are its first ones, in order."""
+        for s in result.scenarios:
+            if s.id not in self.order:
+                self.index[s.id] = len(self.order)
+                self.order[s.id] = ScenarioInfo(s.id, s.title, s.task, s.max_points, s.visibility.value)
+        for task in result.tasks:
+            self.task_titles.setdefault(task.id, task.title)
+        places = tuple(self.index[s.id] for s in result.scenarios)
+        return None if places == tuple(range(len(places))) else places
+
+    def _record(self, student_id: str, result: SubmissionResult, places: tuple[int, ...] | None,
+                recorded_changes: bool, modified: float | None) -> StudentRecord:
+        row = StudentRow.of(student_id, result, None)
+        width = len(self.index)
+        durations = _no_durations(width)
+        found: list[tuple[int, str]] = []
+        for i, scenario in enumerate(result.scenarios):
+            if places is not None:
+                i = places[i]
+            durations[i] = _microseconds(scenario.duration)
+            if not scenario.passed and scenario.feedback.misconception:
+                found.append((i, sys.intern(scenario.feedback.misconception)))
+        placed = None
+        if places is not None:
+            codes = bytearray(width)
+            for place, code in zip(places, row.statuses):
+                codes[place] = code
+            placed = bytes(codes)
+        isolation = tuple(sys.intern(level) for level in result.isolation)
+        return StudentRecord(row, placed, durations, self._shared(tuple(found)), self._shared(isolation),
+                             # Results before schema version 2 do not record provided_changes at all.
+                             result.provided_changes if recorded_changes else None, modified)
+
+    def _shared(self, value: tuple) -> tuple:
+        return self.shared.setdefault(value, value)
 
     def build(self) -> ClassData:
         summary = self.summary
@@ -165,15 +211,15 @@ class ClassBuilder:
         max_score = summary.get("max_score")
         if max_score is None:
             max_score = math.fsum(scenario.max_points for scenario in scenarios)
-        empty = (None,) * len(scenarios)
-        students = [student.padded(len(scenarios)) for student in self.students]
+        width = len(scenarios)
+        students = [student.padded(width) for student in self.students]
         seen = {student.student_id for student in students}
         for entry in summary.get("ungradable") or ():
             student_id = entry.get("student_id")
             if isinstance(student_id, str) and student_id not in seen:
                 seen.add(student_id)
                 row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
-                students.append(StudentRecord.of(row, empty, empty, ()))
+                students.append(StudentRecord(row, bytes(width), _no_durations(width), ()))
         students.sort(key=lambda student: student.student_id)
         tasks = tuple(TaskInfo(task, self.task_titles.get(task, task),
                                math.fsum(s.max_points for s in scenarios if s.task == task))
@@ -189,30 +235,6 @@ def result_of(document: dict) -> SubmissionResult | None:
         return SubmissionResult.from_dict({k: v for k, v in document.items() if k in SubmissionResult.field_names()})
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
-
-
-def _record(student_id: str, result: SubmissionResult | None, recorded_changes: bool, modified: float | None,
-            index: dict[str, int], max_score: float | None,
-            isolations: dict[tuple[str, ...], tuple[str, ...]]) -> StudentRecord:
-    empty = (None,) * len(index)
-    if result is None:
-        return StudentRecord.of(StudentRow.of(student_id, None, UNREADABLE, max_score), empty, empty, (), (), None,
-                                modified)
-    statuses: list[Status | None] = [None] * len(index)
-    durations: list[float | None] = [None] * len(index)
-    found: list[tuple[int, str]] = []
-    for scenario in result.scenarios:
-        i = index.get(scenario.id)
-        if i is None:
-            continue
-        statuses[i], durations[i] = scenario.status, scenario.duration
-        if not scenario.passed and scenario.feedback.misconception:
-            found.append((i, sys.intern(scenario.feedback.misconception)))
-    isolation = tuple(sys.intern(level) for level in result.isolation)
-    return StudentRecord.of(StudentRow.of(student_id, result, None), statuses, durations, tuple(found),
-                            isolations.setdefault(isolation, isolation),
-                            # Results before schema version 2 do not record provided_changes at all.
-                            result.provided_changes if recorded_changes else None, modified)
 
 
 def _add_summary_scenarios(order: dict[str, ScenarioInfo], summary: dict) -> None:
@@ -244,7 +266,7 @@ def status_mix(data: ClassData) -> list[Counter]:
     for student in data.graded:
         for i, code in enumerate(student.status_codes):
             if code:
-                mix[i][_STATUS_CODES[code]] += 1
+                mix[i][STATUS_CODES[code]] += 1
     return mix
 
 
@@ -284,9 +306,9 @@ def runtimes(data: ClassData) -> list[Runtime]:
     """Per scenario, the wall-clock durations of its runs in graded submissions (seconds)."""
     times = [array("d") for _ in data.scenarios]  # doubles, not float objects: one per run of the class
     for student in data.graded:
-        for i, (code, duration) in enumerate(zip(student.status_codes, student.duration_values)):
-            if code and _STATUS_CODES[code] is not Status.NOT_RUN and not math.isnan(duration):
-                times[i].append(duration)
+        for i, (code, microseconds) in enumerate(zip(student.status_codes, student.microseconds)):
+            if code and STATUS_CODES[code] is not Status.NOT_RUN and microseconds != NO_DURATION:
+                times[i].append(microseconds / 1e6)
     return [Runtime(s.id, len(t), statistics.median(t) if t else None, _quantile(t, 0.9) if t else None,
                     max(t) if t else None) for s, t in zip(data.scenarios, times)]
 

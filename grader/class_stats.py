@@ -33,11 +33,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from grader.scoring import Column, StudentRow
+from grader.results import Status
+from grader.scoring import CODE_OF, Column, StudentRow
 
 TOO_EASY = 0.95              # Moodle: 95-100% "extremely easy"
 TOO_HARD = 0.05              # Moodle: 5% or less "extremely difficult"
 WEAK_DISCRIMINATION = 0.2    # Moodle: below 20% "very weak", probably not discriminating
+
+_PASSED = CODE_OF[Status.PASSED]
 
 
 class Flag(str, Enum):
@@ -109,17 +112,20 @@ def item_statistics(matrix: Sequence[Sequence[float]], max_points: Sequence[floa
     return items
 
 
-def cronbach_alpha(matrix: Sequence[Sequence[float]]) -> float | None:
-    """Cronbach's alpha of the items (columns) of ``matrix``; see the module docstring."""
-    if len(matrix) < 2 or not matrix[0] or len(matrix[0]) < 2:
+def cronbach_alpha(matrix: Sequence[Sequence[float]], items: Sequence[int] | None = None) -> float | None:
+    """Cronbach's alpha of the items (columns) of ``matrix``, or of those of them whose indices
+    ``items`` lists; see the module docstring."""
+    if items is None:
+        items = range(len(matrix[0])) if matrix else ()
+    if len(matrix) < 2 or len(items) < 2:
         return None
-    k = len(matrix[0])
+    k = len(items)
     # Population variances throughout: alpha is a ratio of variances, the same with n or n - 1.
     n = len(matrix)
-    total_variance = _sum_of_squares([math.fsum(row) for row in matrix]) / n
+    total_variance = _sum_of_squares([math.fsum(row[j] for j in items) for row in matrix]) / n
     if total_variance <= 0:
         return None
-    item_variances = math.fsum(_sum_of_squares([row[j] for row in matrix]) / n for j in range(k))
+    item_variances = math.fsum(_sum_of_squares([row[j] for row in matrix]) / n for j in items)
     return k / (k - 1) * (1 - item_variances / total_variance)
 
 
@@ -187,15 +193,11 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
     the whole score (of which it is no part); it stays out of alpha, which is about the score.
     """
     graded = [row for row in rows if row.graded]
-    # Rows of doubles (array), not lists of float objects: a fifth of the memory, and the report
-    # holds this matrix beside every student's record.
-    matrix = [_aligned(row, columns) for row in graded]
     points = [max_points.get(column.id, 0.0) for column in columns]
     scored = [j for j, value in enumerate(points) if value > 0]
-    for j in (j for j, value in enumerate(points) if value <= 0):
-        passes = [_passes(row, columns[j].id) for row in graded]
-        for values, passed in zip(matrix, passes):
-            values[j] = passed
+    # Rows of doubles (array), not lists of float objects: a fifth of the memory, and the report
+    # holds this matrix beside every student's record.
+    matrix = [_aligned(row, columns, points) for row in graded]
     totals = [math.fsum(row[j] for j in scored) for row in matrix]
     items = item_statistics(matrix, points, [column.id for column in columns])
     tasks: dict[str, list[int]] = {}
@@ -203,10 +205,9 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
         tasks.setdefault(column.task, []).append(j)
     return {
         "scores": distribution(totals, math.fsum(points)).to_dict(),
-        "alpha": _r(cronbach_alpha([array("d", (row[j] for j in scored)) for row in matrix])),
+        "alpha": _r(cronbach_alpha(matrix, scored)),
         "tasks": [{"id": task, "items": len(indices),
-                   "alpha": _r(cronbach_alpha([array("d", (row[j] for j in indices if points[j] > 0))
-                                               for row in matrix])),
+                   "alpha": _r(cronbach_alpha(matrix, [j for j in indices if points[j] > 0])),
                    "scores": distribution([math.fsum(row[j] for j in indices if points[j] > 0) for row in matrix],
                                           math.fsum(points[j] for j in indices)).to_dict()}
                   for task, indices in tasks.items()],
@@ -215,11 +216,9 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
     }
 
 
-def _passes(row: StudentRow, scenario: str) -> float:
-    return next((float(did) for column, did in zip(row.columns, row.passed) if column.id == scenario), 0.0)
-
-
-def _aligned(row: StudentRow, columns: Sequence[Column]) -> array:
-    """A row's points in the order of ``columns``; 0 for a scenario that did not run or is missing."""
-    earned = {column.id: value for column, value in zip(row.columns, row.points)}
-    return array("d", (0.0 if math.isnan(value := earned.get(column.id, 0.0)) else value for column in columns))
+def _aligned(row: StudentRow, columns: Sequence[Column], points: Sequence[float]) -> array:
+    """A row's points in the order of ``columns``: what it earned (0 where it did not pass or does not
+    have the scenario), and 1 for a pass of a scenario worth no ``points``."""
+    earned = {column.id: column.points for column, code in zip(row.columns, row.statuses) if code == _PASSED}
+    return array("d", ((earned[column.id] if worth > 0 else 1.0) if column.id in earned else 0.0
+                       for column, worth in zip(columns, points)))

@@ -58,9 +58,19 @@ class Column:
     points: float = 0.0   # what it is worth: a 0-point scenario (the provided engine's) shows pass/fail
 
 
+# A scenario's status as one byte: its place here (0: no such scenario). A row or a class record
+# keeps a class's statuses as bytes: a byte per scenario, not an object.
+STATUS_CODES: tuple[Status | None, ...] = (None, *Status)
+CODE_OF: dict[Status | None, int] = {status: code for code, status in enumerate(STATUS_CODES)}
+_PASSED, _NOT_RUN_CODE = CODE_OF[Status.PASSED], CODE_OF[Status.NOT_RUN]
+
+
 @dataclass(frozen=True, slots=True)
 class StudentRow:
-    """One student's line: scores and per-scenario points, no feedback.
+    """One student's line: scores and per-scenario outcomes, no feedback.
+
+    Per scenario it keeps the status alone, as a byte: the points follow from it, since only
+    PASSED earns, and then all of the scenario's points (:func:`grader.judge`).
 
     The error-row convention: a submission that could not be graded (no result at all, or a result
     whose ``error`` says why) scores 0 of the assignment's maximum, with the reason in ``error``:
@@ -72,8 +82,7 @@ class StudentRow:
     error: str | None             # why it could not be graded (first line), or None
     has_result: bool              # a result file exists for it (the scenarios ran, or were meant to)
     columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
-    points: array                 # array('d') aligned with columns; NaN: not run
-    passed: bytes                 # aligned with columns; 1: passed
+    statuses: bytes               # aligned with columns: STATUS_CODES places
     provided_changes: str = ""    # the parts of the provided engine it changed, for the gradebook
 
     @classmethod
@@ -81,19 +90,29 @@ class StudentRow:
            max_score: float | None = None) -> StudentRow:
         """A result's row; or, for ``result`` None, an error row saying ``error``, out of ``max_score``."""
         if result is None:
-            return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), array("d"), b"")
+            return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), b"")
         columns = _columns(tuple((s.id, s.title, s.task, s.max_points) for s in result.scenarios))
-        earned = array("d", (_NOT_RUN if s.status is Status.NOT_RUN else s.points for s in result.scenarios))
-        passed = bytes(s.passed for s in result.scenarios)
+        statuses = bytes([CODE_OF[s.status] for s in result.scenarios])
         reason = result.error.splitlines()[0] if result.error else None
         changed = "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
                             for change in result.provided_changes)
-        return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, earned, passed,
+        return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, statuses,
                    changed)
 
     @property
     def graded(self) -> bool:
         return self.has_result and self.error is None
+
+    @property
+    def passed(self) -> bytes:
+        """Aligned with ``columns``: 1 where the scenario passed."""
+        return bytes([code == _PASSED for code in self.statuses])
+
+    @property
+    def points(self) -> array:
+        """Aligned with ``columns``, as doubles: the points earned; NaN where the scenario did not run."""
+        return array("d", (_NOT_RUN if code == _NOT_RUN_CODE else column.points if code == _PASSED else 0.0
+                           for column, code in zip(self.columns, self.statuses)))
 
 
 def columns_of(plan: Plan) -> tuple[Column, ...]:

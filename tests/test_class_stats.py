@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from array import array
 
 import pytest
 
@@ -16,7 +15,7 @@ from grader.class_stats import (
     pearson,
 )
 from grader.results import Feedback, ScenarioResult, Status, SubmissionResult
-from grader.scoring import StudentRow
+from grader.scoring import CODE_OF, StudentRow
 from grader.visibility import Scope, Visibility
 
 # Five students, four items worth 1, 2, 1 and 1 points:
@@ -129,8 +128,9 @@ def test_a_scenario_worth_no_points_counts_by_its_passes_and_stays_out_of_alpha(
     # E (no points) passed by s1, s2, s3 only: 1 1 1 0 0 against the whole totals 4 4 3 3 2.
     rows = [_row(f"s{i}", points) for i, points in enumerate(TABLE, start=1)]
     columns = rows[0].columns
+    passes = [CODE_OF[Status.PASSED if i < 3 else Status.FAILED] for i in range(len(rows))]
     zero = [StudentRow(r.student_id, r.score, r.max_score, r.error, r.has_result, (*r.columns, _column("E")),
-                       array("d", [*r.points, 0.0]), r.passed + bytes([i < 3])) for i, r in enumerate(rows)]
+                       r.statuses + bytes([passed])) for r, passed in zip(rows, passes)]
     stats = class_statistics(zero, (*columns, _column("E")), {**dict(zip(IDS, POINTS)), "E": 0.0})
     e = stats["scenarios"][-1]
     assert e["difficulty"] == 0.6 and e["max_points"] == 0
