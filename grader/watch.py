@@ -1,8 +1,8 @@
 """``grader check --watch``: re-check the submission every time it is saved, in a warm sandbox.
 
 The sandbox's interpreter (numpy imported) and the grader's own modules and assignment stay
-loaded between runs, so a re-check costs a zygote's fork, the submission's import and the
-scenarios: see benchmarks/README.md. The files are polled (a ``stat`` each, every few ms: no
+loaded between runs, and the next zygote is started while nobody waits, so a re-check costs the
+submission's import and the scenarios: see benchmarks/README.md. The files are polled (a ``stat`` each, every few ms: no
 watcher library, and it sees an editor's write-to-a-temporary-then-rename as well as an
 in-place write). A save caught half-written is checked as it is, and checked again when the
 next write lands. The assignment's own files are watched too: an edited spec is reloaded.
@@ -63,6 +63,7 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
     ``render(result, assignment, seconds, problem)`` makes the text shown (``problem``: why the
     assignment could not be loaded, then no result); ``show`` writes it, the screen cleared first
     when ``clear``. A usage error (no such file) is raised before the first run."""
+    from grader import commands
     from grader.checking import assignment_folder, submission_file, trusted_cache
     from grader.loading import load_assignment, read_plan
 
@@ -85,7 +86,9 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
         started = time.monotonic()
         result = _check(path, assignment, seed, sandbox, cache) if assignment is not None else None
         show((CLEAR if clear else "") + render(result, assignment, time.monotonic() - started, problem))
-        sandbox.stop()  # readied for the next save while nobody waits
+        sandbox.stop()  # readied for the next save while nobody waits: a fresh zygote, waiting for it
+        if assignment is not None:
+            sandbox.prestart(commands.job(assignment))
         now = _wait_for_change(files, seen)
         if assignment is None or any(now[each] != seen[each] for each in spec_files):
             assignment, problem = loaded()

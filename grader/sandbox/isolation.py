@@ -49,12 +49,16 @@ class IsolationPlan:
         signals on ABI >= 6); else a fresh warden per submission, so one cannot tamper with the next."""
         return self.uid is not None or self.landlock_abi >= 1
 
-    def prepare(self, job_dir: Path, submission: Path) -> None:
+    def prepare_folder(self, job_dir: Path) -> None:
         """Make the job folder the sandbox's own: 0700, owned by the sandbox user when there is one."""
         os.chmod(job_dir, 0o700)
-        os.chmod(submission, 0o600)
         if self.uid is not None:
             os.chown(job_dir, self.uid, self.uid)
+
+    def prepare_file(self, submission: Path) -> None:
+        """Make the submission in the job folder the sandbox's own: 0600, owned likewise."""
+        os.chmod(submission, 0o600)
+        if self.uid is not None:
             os.chown(submission, self.uid, self.uid)
 
     def child_config(self, job_dir: Path) -> dict:

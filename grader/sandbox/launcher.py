@@ -73,6 +73,7 @@ class Sandbox:
         self._budget = Budget()
         self._cgroup: Container | None = None  # this sandbox's cgroup, reused while provably empty
         self._current: ZygoteLink | None = None
+        self._prestart_memory: int | None = None  # the memory limit of a zygote prestart() began
         self._aborted = False
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
@@ -139,6 +140,7 @@ class Sandbox:
         """End the current submission: kill its processes, delete its job folder, keep the warden
         warm when that is safe (else retire it; the next ``send_job`` spawns a fresh one)."""
         self._end_zygote()
+        self._prestart_memory = None
         self._budget = Budget()
         if self.plan is not None and not self.plan.reusable and not self._warden_dead:
             self._retire_warden()
@@ -251,21 +253,54 @@ class Sandbox:
         the file again; its filename should be the submission's name."""
         if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
-        if self._current is not None or self.job_dir is not None:
-            self._end_zygote()
-            self._reset()
+        if not self._prestarted_for(job):
+            if self._current is not None or self.job_dir is not None:
+                self._end_zygote()
+                self._reset()
+            self._start_zygote(job)
+        self._prestart_memory = None
+        zygote, job_dir = self._current, self.job_dir
+        assert zygote is not None and job_dir is not None and self.plan is not None
+        target = job_dir / submission.name
+        if source is None:
+            target.write_bytes(submission.read_bytes())
+        else:
+            target.write_bytes(source)  # the bytes the grader checked and compiled, not a later edit
+        self.plan.prepare_file(target)
+        self.output_limit = job["output_limit"]
+        # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
+        config = {**job, "kind": "job", "submission": str(target), "module": module, "job_dir": str(job_dir)}
+        if code is not None:
+            config["code"] = pack_code(code)
+        zygote.send(config)
+
+    def prestart(self, job: dict) -> None:
+        """Start the next submission's zygote now, in an empty job folder: a ``send_job`` with the
+        same limits then only hands it its job. For a caller that waits between submissions
+        (``--watch``); the zygote holds nothing of any submission until then."""
+        if self._closed or self._aborted or self._current is not None or self.job_dir is not None:
+            return
+        self._start_zygote(job)
+        self._prestart_memory = job["memory_mb"]
+
+    def _prestarted_for(self, job: dict) -> bool:
+        """Whether a zygote started by :meth:`prestart` waits, alive, for a job of these limits."""
+        zygote = self._current
+        if zygote is None or self._prestart_memory != job["memory_mb"]:
+            return False
+        for key, _ in self._selector.select(0):  # what came while nobody listened (its end, say)
+            self._event(key.fd)
+        return zygote.ended is None and not self._dead and not self._warden_dead and self.process.poll() is None
+
+    def _start_zygote(self, job: dict) -> None:
+        """A fresh, empty job folder and a fresh zygote (a new warden first, if it died), waiting
+        for its job on its own pipe."""
         if self._warden_dead:
             self._reset()
             self._spawn()
         self.plan = self._plan_now()
         self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
-        target = self.job_dir / submission.name
-        if source is None:
-            target.write_bytes(submission.read_bytes())
-        else:
-            target.write_bytes(source)  # the bytes the grader checked and compiled, not a later edit
-        self.plan.prepare(self.job_dir, target)
-        self.output_limit = job["output_limit"]
+        self.plan.prepare_folder(self.job_dir)
         pipes = ZygotePipes(channels=self.at_once + 1)  # those running, and the next one queued
         container = self._container_for(self.plan, job)
         self._current = zygote = ZygoteLink(pipes, Intake(self._budget, window=self.at_once), container,
@@ -278,11 +313,6 @@ class Sandbox:
         if not self._warden.start(plan, pipes.child_ends()):
             self._dead = self._warden_dead = True
         pipes.close_child_ends()
-        # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
-        config = {**job, "kind": "job", "submission": str(target), "module": module, "job_dir": str(self.job_dir)}
-        if code is not None:
-            config["code"] = pack_code(code)
-        zygote.send(config)
 
     def _plan_now(self) -> IsolationPlan:
         """The isolation plan; as root, with the sandbox uid its warden holds machine-wide."""

@@ -1,0 +1,88 @@
+"""A zygote started ahead of its submission (``Sandbox.prestart``, what ``--watch`` does between
+saves): it serves the next job, and one that died or was made for other limits is replaced, with
+nothing of it left behind. Real processes throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import commands, load_assignment
+from grader.sandbox import proctree
+from grader.sandbox.launcher import Sandbox
+
+MINI = Path(__file__).parent / "fixtures" / "mini"
+
+
+@pytest.fixture(scope="module")
+def mini():
+    return load_assignment(MINI)
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        for child in proctree.children(todo.pop()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _check_one(box: Sandbox, mini) -> None:
+    """The submission imports in ``box`` and a public scenario passes there."""
+    index, program = next((at, s) for at, s in enumerate(mini.select("public")) if s.id == "fresh_state")
+    box.send_job(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
+    assert box.wait_ready(mini.limits.import_time).ok
+    (_, outcome), = box.run_all([(index, 5.0, commands.run(index, program, {}))])
+    assert outcome.has_result and outcome.error is None and outcome.observations == {"calls": 0}
+
+
+def _wait_for(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_the_prestarted_zygote_is_the_one_that_serves_the_next_job(mini):
+    with Sandbox() as box:
+        _check_one(box, mini)
+        box.stop()
+        before = _descendants(box.process.pid)
+        box.prestart(commands.job(mini))
+        _wait_for(lambda: _descendants(box.process.pid) - before)
+        waiting = _descendants(box.process.pid)
+        _check_one(box, mini)
+        assert box._zygote in waiting, "the job went to the zygote started ahead of it"
+
+
+def test_a_prestarted_zygote_that_died_while_waiting_is_replaced(mini):
+    with Sandbox() as box:
+        box.prestart(commands.job(mini))
+        _wait_for(lambda: _descendants(box.process.pid))
+        for pid in _descendants(box.process.pid):   # the zygote and whatever contains it
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.3)   # the warden reaps them and says so
+        _check_one(box, mini)
+
+
+def test_a_prestart_for_other_limits_is_replaced_and_leaves_no_folder(mini):
+    with Sandbox() as box:
+        box.prestart({**commands.job(mini), "memory_mb": commands.job(mini)["memory_mb"] + 64})
+        waiting = box.job_dir
+        assert waiting is not None and waiting.is_dir()
+        _check_one(box, mini)
+        assert not waiting.exists(), "the prestarted zygote's folder went with it"
+        serving = box.job_dir
+        box.stop()
+        box.prestart(commands.job(mini))
+        last, warden = box.job_dir, box.process.pid
+    assert serving is not None and not serving.exists()
+    assert last is not None and last != serving and not last.exists()
+    assert not proctree.running(warden) and not _descendants(warden)
