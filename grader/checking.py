@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Checked:
+    """A ``grader check`` done: the result, the assignment it was checked against, the file."""
+
     result: SubmissionResult
     assignment: Assignment
     submission: Path

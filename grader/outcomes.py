@@ -11,6 +11,8 @@ from grader.values import Raised
 
 @dataclass
 class ImportOutcome:
+    """How the submission's import in the sandbox ended, and what it printed."""
+
     ok: bool
     error: Raised | None = None        # the exception the student's module raised at import
     problem: str | None = None         # timeout, crash, protocol: in the grader's words

@@ -29,6 +29,8 @@ MODULE_LEVEL = "module-level code"
 
 @dataclass(frozen=True)
 class Part:
+    """A part of the provided engine in a module: where it is, and the digest of its syntax tree."""
+
     name: str         # "Tensor.backward", "Tensor" (its class body), "module-level code"
     first_line: int
     last_line: int

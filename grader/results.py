@@ -43,6 +43,8 @@ class Feedback:
 
 @dataclass(frozen=True)
 class ScenarioResult:
+    """One scenario's outcome for one submission: its status, points, feedback and time."""
+
     id: str
     title: str
     task: str
@@ -72,6 +74,8 @@ class ProvidedChange:
 
 @dataclass(frozen=True)
 class TaskScore:
+    """A task's points in one submission (its scenarios' sum)."""
+
     id: str
     title: str
     score: float
@@ -80,6 +84,8 @@ class TaskScore:
 
 @dataclass(frozen=True)
 class SubmissionResult:
+    """Everything grading one submission produced: the native result (``grader check --json``)."""
+
     assignment: str
     assignment_digest: str
     submission: str               # the file graded, as given

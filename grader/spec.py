@@ -88,6 +88,8 @@ SCENARIO_FIELDS = {
 
 @dataclass(frozen=True)
 class Limits:
+    """The assignment's limits: a scenario's time (where it sets none), the import's, memory, output."""
+
     time: float = PUBLIC_FIELDS["time_limit"].default
     import_time: float = PUBLIC_FIELDS["import_time_limit"].default
     memory_mb: int = PUBLIC_FIELDS["memory_limit_mb"].default
@@ -96,6 +98,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Task:
+    """A task of the assignment, and the student's functions it is about."""
+
     id: str
     title: str
     functions: tuple[str, ...] = ()  # qualified names of the student's functions ("Tensor.detach")
@@ -126,6 +130,8 @@ class ScenarioSpec(ScenarioPlan):
 
 @dataclass(frozen=True)
 class AssignmentFile:
+    """One file of an assignment, as read (its bytes are what the digest is of)."""
+
     role: str   # "spec", "scenarios", "hidden_spec", "hidden_scenarios"
     name: str   # the file's name in its folder
     data: bytes

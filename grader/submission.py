@@ -26,6 +26,8 @@ MAX_SUBMISSION_BYTES = 1_000_000  # of the module's source, in every format
 
 @dataclass(frozen=True)
 class Submission:
+    """A submission file as read and checked: what the sandbox imports, or why it cannot run."""
+
     path: Path                       # the file as given
     data: bytes | None               # its bytes as read (None when it could not be read)
     module_name: str                 # the name the sandbox imports it under

@@ -10,6 +10,8 @@ from grader.formats.source import FormatProblem, ModuleSource, ReadContext
 
 @dataclass(frozen=True)
 class PythonFormat:
+    """A ``.py`` submission: the file is the module."""
+
     name: str = "Python file"
     max_file_bytes: int = 1_000_000
 

@@ -18,6 +18,8 @@ class FormatProblem(Exception):
 
 @dataclass(frozen=True)
 class ModuleSource:
+    """What a submission format makes of a file: the module the sandbox imports, and where its lines came from."""
+
     text: str                         # the Python source the sandbox imports
     filename: str                     # the name tracebacks and syntax errors show
     warnings: tuple[str, ...] = ()    # what the format dropped or changed, for the student

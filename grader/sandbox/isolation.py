@@ -35,6 +35,8 @@ FILE_SIZE_MB = 16
 
 @dataclass(frozen=True)
 class IsolationPlan:
+    """The isolation a sandbox attempts on this machine, planned in the grader (see child_config)."""
+
     uid: int | None          # drop to this uid/gid (root only)
     landlock_abi: int        # 0: not available
     nproc: int | None        # tasks of its own a sandbox may have (RLIMIT_NPROC, counted as the kernel does)
