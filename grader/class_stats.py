@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -195,9 +194,8 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
     graded = [row for row in rows if row.graded]
     points = [max_points.get(column.id, 0.0) for column in columns]
     scored = [j for j, value in enumerate(points) if value > 0]
-    # Rows of doubles (array), not lists of float objects: a fifth of the memory, and the report
-    # holds this matrix beside every student's record.
-    matrix = [_aligned(row, columns, points) for row in graded]
+    layouts: dict[int, tuple[tuple[int | None, float], ...]] = {}
+    matrix = [_ItemRow(row.statuses, _layout(row.columns, columns, points, layouts)) for row in graded]
     totals = [math.fsum(row[j] for j in scored) for row in matrix]
     items = item_statistics(matrix, points, [column.id for column in columns])
     tasks: dict[str, list[int]] = {}
@@ -216,9 +214,37 @@ def class_statistics(rows: Sequence[StudentRow], columns: Sequence[Column],
     }
 
 
-def _aligned(row: StudentRow, columns: Sequence[Column], points: Sequence[float]) -> array:
-    """A row's points in the order of ``columns``: what it earned (0 where it did not pass or does not
-    have the scenario), and 1 for a pass of a scenario worth no ``points``."""
-    earned = {column.id: column.points for column, code in zip(row.columns, row.statuses) if code == _PASSED}
-    return array("d", ((earned[column.id] if worth > 0 else 1.0) if column.id in earned else 0.0
-                       for column, worth in zip(columns, points)))
+class _ItemRow(Sequence[float]):
+    """A graded row's item scores in the order of the class's columns, read off its statuses when
+    asked: its weight for a pass, 0 for anything else or a scenario it does not have. A row of the
+    score matrix costs a few bytes, not a double per scenario: the report holds it beside every
+    student's record."""
+
+    __slots__ = ("codes", "layout")
+
+    def __init__(self, codes: bytes, layout: tuple[tuple[int | None, float], ...]):
+        self.codes, self.layout = codes, layout
+
+    def __len__(self) -> int:
+        return len(self.layout)
+
+    def __getitem__(self, j):  # an index (all the statistics use), or a slice
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        place, weight = self.layout[j]
+        return weight if place is not None and self.codes[place] == _PASSED else 0.0
+
+
+def _layout(row_columns: tuple[Column, ...], columns: Sequence[Column], points: Sequence[float],
+            seen: dict[int, tuple[tuple[int | None, float], ...]]
+            ) -> tuple[tuple[int | None, float], ...]:
+    """For each of ``columns``: where it is in a row of ``row_columns`` (None: not there) and what a
+    pass earns there (the row's points; 1 for a scenario worth no ``points``). One per distinct
+    scenario list, kept in ``seen`` by the list's identity."""
+    key = id(row_columns)  # rows share one tuple per list (scoring._columns), alive while they are
+    if key not in seen:
+        place = {column.id: (at, column.points) for at, column in enumerate(row_columns)}
+        seen[key] = tuple((place[column.id][0], place[column.id][1] if worth > 0 else 1.0)
+                          if column.id in place else (None, 0.0)
+                          for column, worth in zip(columns, points))
+    return seen[key]

@@ -41,12 +41,14 @@ class ReportFiles:
     students: Path | None        # the folder of students' pages, when asked for
 
 
-def load_class(out: Path, on_result: Callable[[str, SubmissionResult | None, dict], None] | None = None) -> ClassData:
-    """The class of the output folder ``out``, from its results, summary and identities;
+def load_class(out: Path, on_result: Callable[[str, SubmissionResult | None, dict], None] | None = None, *,
+               identities: bool = True) -> ClassData:
+    """The class of the output folder ``out``, from its results, summary and (``identities``: for
+    what names students, the gradebooks and the table of students) their identities;
     ``on_result(student_id, result, document)`` is called for each stored result as it is read
     (None when the document holds no result), so that a caller needing each result reads it once."""
     folder = OutputFolder(out)
-    builder = ClassBuilder(folder.summary(), folder.identities())
+    builder = ClassBuilder(folder.summary(), folder.identities() if identities else None)
     # Reading thousands of results makes millions of objects that all stay alive: the cyclic
     # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
     collecting = gc.isenabled()
@@ -77,7 +79,8 @@ def write_report(out: Path, *, html_path: Path | None = None, with_students: boo
             pages.write(student_id, render_student_page(student_id, result, display_name=name, title=title,
                                                         hidden_shown_to=hidden_shown_as(document)))
 
-    data = load_class(out, page)
+    data = load_class(out, page, identities=False)  # the class report names no one; the pages use `identities`
+    data.identities = identities
     stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
     tables = report_tables(data, stats, with_students)
     target = html_path or out / REPORT_FILE

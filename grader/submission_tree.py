@@ -86,13 +86,15 @@ def folder_items(root: Path, ignored: dict[str, Ignored], exclude: Path | None =
             if child.is_symlink():
                 items.append(Item(path, Kind.LINK))
             elif child.is_dir(follow_symlinks=False):
-                if excluded is not None and child.stat(follow_symlinks=False)[1:3] == excluded:
+                if excluded is not None and os.lstat(child.path)[1:3] == excluded:
                     shown_path = shown("/".join(path)) + "/"
                     ignored[shown_path] = Ignored(shown_path, "this run's output folder (--out)")
                     continue
                 stack.append((Path(child.path), path))
             elif child.is_file(follow_symlinks=False):
-                items.append(Item(path, Kind.FILE, child.stat(follow_symlinks=False).st_size))
+                # os.lstat, not child.stat(): a DirEntry keeps the stat it made, and the listing
+                # of a class of thousands is held until the folder is done.
+                items.append(Item(path, Kind.FILE, os.lstat(child.path).st_size))
             else:
                 items.append(Item(path, Kind.SPECIAL))
     return items
