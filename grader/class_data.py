@@ -304,13 +304,15 @@ class Runtime:
 @_once
 def runtimes(data: ClassData) -> list[Runtime]:
     """Per scenario, the wall-clock durations of its runs in graded submissions (seconds)."""
-    times = [array("d") for _ in data.scenarios]  # doubles, not float objects: one per run of the class
-    for student in data.graded:
-        for i, (code, microseconds) in enumerate(zip(student.status_codes, student.microseconds)):
-            if code and STATUS_CODES[code] is not Status.NOT_RUN and microseconds != NO_DURATION:
-                times[i].append(microseconds / 1e6)
-    return [Runtime(s.id, len(t), statistics.median(t) if t else None, _quantile(t, 0.9) if t else None,
-                    max(t) if t else None) for s, t in zip(data.scenarios, times)]
+    graded = [(student.status_codes, student.microseconds) for student in data.graded]
+    ran = frozenset(code for code, status in enumerate(STATUS_CODES) if status not in (None, Status.NOT_RUN))
+    found = []
+    for i, s in enumerate(data.scenarios):  # one scenario's durations at a time, as doubles
+        t = array("d", (durations[i] / 1e6 for codes, durations in graded
+                        if codes[i] in ran and durations[i] != NO_DURATION))
+        found.append(Runtime(s.id, len(t), statistics.median(t) if t else None, _quantile(t, 0.9) if t else None,
+                             max(t) if t else None))
+    return found
 
 
 def isolation_levels(data: ClassData) -> list[tuple[tuple[str, ...], int]]:
@@ -325,17 +327,17 @@ def provided_changes(data: ClassData) -> tuple[bool, list[tuple[str, tuple[Provi
     return bool(recorded), [(s.student_id, s.provided_changes) for s in recorded if s.provided_changes]
 
 
-def task_scores(data: ClassData) -> dict[str, list[float]]:
-    """Per task, the graded submissions' points on it."""
+def task_scores(data: ClassData) -> dict[str, array]:
+    """Per task, the graded submissions' points on it (doubles)."""
     by_task: dict[str, list[int]] = {}
     for i, scenario in enumerate(data.scenarios):
         by_task.setdefault(scenario.task, []).append(i)
-    scores: dict[str, list[float]] = {task.id: [] for task in data.tasks}
+    scores: dict[str, array] = {task.id: array("d") for task in data.tasks}
     for student in data.graded:
         earned = {column.id: value for column, value in zip(student.row.columns, student.row.points)}
         for task, indices in by_task.items():
             values = (earned.get(data.scenarios[i].id, 0.0) for i in indices)
-            scores.setdefault(task, []).append(math.fsum(0.0 if math.isnan(v) else v for v in values))
+            scores.setdefault(task, array("d")).append(math.fsum(0.0 if math.isnan(v) else v for v in values))
     return scores
 
 

@@ -156,7 +156,7 @@ def _tasks(data: ClassData, tables: dict[str, Table]) -> str:
     scores = task_scores(data)
     out = []
     for task in data.tasks:
-        values = scores.get(task.id, [])
+        values = scores[task.id]
         if task.max_score <= 0:
             out.append(f"<p>Task {escape(task.title)} carries no points: its scenarios appear below.</p>")
             continue
