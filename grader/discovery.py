@@ -56,16 +56,22 @@ _LISTED = 5  # names quoted in one message before "and N more"
 
 @dataclass(frozen=True)
 class Found:
-    """A submission to grade: whose it is, the file to grade, and where it was in SUBMISSIONS."""
+    """A submission to grade: whose it is, the file to grade (``path``: ``origin`` inside ``root``,
+    made when asked, so that a class of thousands holds a string each, not a Path), and where it
+    was in SUBMISSIONS."""
 
     student_id: str
-    path: Path
+    root: Path                         # SUBMISSIONS, or where its zip was unpacked
     identity: Identity | None = None   # None only when made by hand: then a plain identity
     origin: str = ""                   # its path inside SUBMISSIONS (or the zip), '/'-separated
 
     def __post_init__(self) -> None:
         if self.identity is None:
             object.__setattr__(self, "identity", Identity(NameSystem.PLAIN, self.student_id))
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.origin if self.origin else self.root
 
 
 @dataclass
@@ -105,20 +111,23 @@ def discover(source: Path, submission_name: str, unpack_to: Path,
         items = folder_items(source, ignored, exclude)
     items = _unwrapped(items, submission_name, suffixes)
     found = Discovery()
-    students = sorted(_by_student(items).items())
-    found.identities = {_key(student): sources[0].owner.identity for student, sources in students}
-    picked = [chosen for student, sources in students
-              if (chosen := _account(student, sources, submission_name, suffixes, found.problems, ignored))]
-    del items, students  # before the submissions are made: a class of thousands peaks lower
+    students = sorted(_by_student(items).items(), reverse=True)
+    del items
+    picked = []
+    while students:  # in order, each student's sources let go once accounted for: a class of thousands peaks lower
+        student, sources = students.pop()
+        found.identities[_key(student)] = sources[0].owner.identity
+        if chosen := _account(student, sources, submission_name, suffixes, found.problems, ignored):
+            picked.append(chosen)
     failed: dict[str, str] = {}
     if is_zip:
         failed = unpack(source, [item.entry for _, item, _ in picked if item.entry is not None], unpack_to)
     root = unpack_to if is_zip else source
     for student, item, identity in picked:
-        path = root.joinpath(*item.origin)
-        problem = failed.get(item.entry.name) if item.entry is not None else _unreadable(path, item)
+        problem = (failed.get(item.entry.name) if item.entry is not None
+                   else _unreadable(root.joinpath(*item.origin), item))
         if problem is None:
-            found.submissions.append(Found(student, path, identity, "/".join(item.origin)))
+            found.submissions.append(Found(student, root, identity, "/".join(item.origin)))
         else:
             found.problems[_key(student)] = problem
     found.ignored = sorted(ignored.values())
