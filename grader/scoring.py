@@ -70,7 +70,7 @@ class StudentRow:
     """One student's line: scores and per-scenario outcomes, no feedback.
 
     Per scenario it keeps the status alone, as a byte: the points follow from it, since only
-    PASSED earns, and then all of the scenario's points (:func:`grader.judge`).
+    PASSED earns, and then all of the scenario's points (:mod:`grader.judge`).
 
     The error-row convention: a submission that could not be graded (no result at all, or a result
     whose ``error`` says why) scores 0 of the assignment's maximum, with the reason in ``error``:
