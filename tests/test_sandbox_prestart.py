@@ -43,33 +43,34 @@ def _check_one(box: Sandbox, mini) -> None:
     assert outcome.has_result and outcome.error is None and outcome.observations == {"calls": 0}
 
 
-def _wait_for(condition, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
+def _waiting_zygote(box: Sandbox) -> int:
+    """The pid of the zygote ``prestart`` began, once the warden has reported it."""
+    zygote = box._current
+    assert zygote is not None
+    assert box._pump(lambda: zygote.pid is not None, time.monotonic() + 10.0), "the warden never reported it"
+    assert zygote.pid is not None
+    return zygote.pid
 
 
 def test_the_prestarted_zygote_is_the_one_that_serves_the_next_job(mini):
     with Sandbox() as box:
         _check_one(box, mini)
         box.stop()
-        before = _descendants(box.process.pid)
         box.prestart(commands.job(mini))
-        _wait_for(lambda: _descendants(box.process.pid) - before)
-        waiting = _descendants(box.process.pid)
+        waiting = _waiting_zygote(box)
         _check_one(box, mini)
-        assert box._zygote in waiting, "the job went to the zygote started ahead of it"
+        assert box._zygote == waiting, "the job went to the zygote started ahead of it"
 
 
 def test_a_prestarted_zygote_that_died_while_waiting_is_replaced(mini):
     with Sandbox() as box:
         box.prestart(commands.job(mini))
-        _wait_for(lambda: _descendants(box.process.pid))
+        waiting = _waiting_zygote(box)
         for pid in _descendants(box.process.pid):   # the zygote and whatever contains it
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.3)   # the warden reaps them and says so
         _check_one(box, mini)
+        assert box._zygote != waiting
 
 
 def test_a_prestart_for_other_limits_is_replaced_and_leaves_no_folder(mini):
