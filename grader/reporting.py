@@ -17,6 +17,7 @@ import grader
 from grader.class_data import UNREADABLE, ClassBuilder, ClassData
 from grader.class_stats import class_statistics
 from grader.errors import UsageError
+from grader.lms_names import Identity
 from grader.outdir import REPORT_FILE, OutputFolder
 from grader.report import lms_gradebooks
 from grader.report.class_html import render_report
@@ -42,13 +43,13 @@ class ReportFiles:
 
 
 def load_class(out: Path, on_result: Callable[[str, SubmissionResult | None, dict], None] | None = None, *,
-               identities: bool = True) -> ClassData:
-    """The class of the output folder ``out``, from its results, summary and (``identities``: for
-    what names students, the gradebooks and the table of students) their identities;
+               identities: dict[str, Identity] | None = None) -> ClassData:
+    """The class of the output folder ``out``, from its results, its summary and the students'
+    ``identities`` (None: read from ``out``; a caller that names no one passes ``{}``);
     ``on_result(student_id, result, document)`` is called for each stored result as it is read
     (None when the document holds no result), so that a caller needing each result reads it once."""
     folder = OutputFolder(out)
-    builder = ClassBuilder(folder.summary(), folder.identities() if identities else None)
+    builder = ClassBuilder(folder.summary(), folder.identities() if identities is None else identities)
     # Reading thousands of results makes millions of objects that all stay alive: the cyclic
     # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
     collecting = gc.isenabled()
@@ -79,8 +80,7 @@ def write_report(out: Path, *, html_path: Path | None = None, with_students: boo
             pages.write(student_id, render_student_page(student_id, result, display_name=name, title=title,
                                                         hidden_shown_to=hidden_shown_as(document)))
 
-    data = load_class(out, page, identities=False)  # the class report names no one; the pages use `identities`
-    data.identities = identities
+    data = load_class(out, page, identities=identities)  # the class report itself names no one
     stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
     tables = report_tables(data, stats, with_students)
     target = html_path or out / REPORT_FILE

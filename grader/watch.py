@@ -2,10 +2,11 @@
 
 The sandbox's interpreter (numpy imported) and the grader's own modules and assignment stay
 loaded between runs, and the next zygote is started while nobody waits, so a re-check costs the
-submission's import and the scenarios: see benchmarks/README.md. The files are polled (a ``stat`` each, every few ms: no
-watcher library, and it sees an editor's write-to-a-temporary-then-rename as well as an
-in-place write). A save caught half-written is checked as it is, and checked again when the
-next write lands. The assignment's own files are watched too: an edited spec is reloaded.
+submission's import and the scenarios: see benchmarks/README.md. The files are polled (a
+``stat`` each, every few ms: no watcher library, and it sees an editor's
+write-to-a-temporary-then-rename as well as an in-place write). A save caught half-written is
+checked as it is, and checked again when the next write lands. The assignment's own files are
+watched too: an edited spec is reloaded.
 Ctrl-C ends it at once (the sandbox's processes are killed on the way out).
 """
 
