@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from grader.errors import UsageError
 from grader.formats import ReadContext
 from grader.loading import Loading, load, read_plan
-from grader.runner import Run, execute, judge_run, new_seed
+from grader.runner import Run, execute, judge_as_they_come, judge_run, new_seed
 from grader.sandbox.landlock import abi_version
 from grader.sandbox.launcher import Sandbox
 from grader.spec import SPEC_FILE, Assignment, Plan
@@ -75,7 +75,8 @@ def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbo
         return Checked(judge_run(Run(submission, seed, Scope.PUBLIC, error=submission.problem), assignment),
                        assignment, path)
     with Loading(plan, cache) as loading:
-        run = execute(submission, plan, sandbox, seed=seed, scope=Scope.PUBLIC, inputs=loading.inputs(seed))
+        run = execute(submission, plan, sandbox, seed=seed, scope=Scope.PUBLIC, inputs=loading.inputs(seed),
+                      judge=judge_as_they_come(loading.loaded, seed, Scope.PUBLIC))
         sandbox.kill_submission()  # nothing more runs in it: it dies while we judge, the caller closes it
         assignment = loading.assignment()
     return Checked(judge_run(run, assignment), assignment, path)

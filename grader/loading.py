@@ -244,6 +244,10 @@ class Loading:
         assert assignment is not None
         return assignment
 
+    def loaded(self) -> Assignment | None:
+        """The assignment if it has loaded by now (None while it loads, or when loading failed)."""
+        return None if self._thread.is_alive() else self._outcome[0]
+
     def inputs(self, seed: int) -> Callable[[ScenarioPlan], dict]:
         """Inputs for the runner: a scenario without ``inputs=`` needs no loaded code."""
         return lambda planned: self.assignment().inputs(planned.id, seed) if planned.has_inputs else {}

@@ -24,7 +24,7 @@ from grader import commands
 from grader.formats import ReadContext
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox.launcher import Sandbox
-from grader.spec import Assignment, Plan, ScenarioPlan
+from grader.spec import Assignment, Plan, ScenarioPlan, ScenarioSpec
 from grader.submission import Submission, read_submission
 from grader.visibility import Scope, Visibility
 
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 # them while the programs run.
 
 Inputs = Callable[[ScenarioPlan], dict]  # a scenario's inputs for this run's seed
+# Judges one outcome (by its position in the run's scope) as it comes back, while the sandbox runs
+# the next program; None when it cannot yet (judge_run then judges it).
+EarlyJudge = Callable[[int, RunOutcome], "ScenarioResult | None"]
 
 # Once a scenario of a task has timed out, the task's other scenarios run with at most this limit:
 # a runaway (an infinite loop in detach, say) usually makes every scenario of its task loop, and a
@@ -64,6 +67,7 @@ class Run:
     forbidden: list[str] = field(default_factory=list)   # modules the submission tried to import
     import_output: tuple[str, str] = ("", "")            # stdout, stderr of the first import that worked
     provided_changes: tuple[ProvidedChange, ...] | None = None  # None: not compared yet (see changed_parts)
+    judged: dict[int, ScenarioResult] = field(default_factory=dict)  # verdicts given while it ran (see execute)
 
 
 def changed_parts(run: Run, plan: Plan) -> tuple[ProvidedChange, ...]:
@@ -113,15 +117,17 @@ def _ready_after(sandbox: Sandbox | None) -> Iterator[Sandbox]:
 
 
 def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, scope: Scope,
-            inputs: Inputs) -> Run:
+            inputs: Inputs, judge: EarlyJudge | None = None) -> Run:
     """Run every program of ``scope`` on ``submission`` (which must be runnable) in ``sandbox``.
 
     Public programs go first, then hidden ones, in two separate streams: the sandbox gets the next
     command while a scenario runs, and a hidden program must never wait there while a public
     scenario (whose output students see) could read it. Within each, programs whose inputs are
     known without the loaded code go first, so they run while the rest may still be loading.
-    After a run that timed out or killed its zygote, the rest run in a fresh zygote. The sandbox
-    is left as it is: the caller stops it (for the next submission) or closes it."""
+    After a run that timed out or killed its zygote, the rest run in a fresh zygote. With ``judge``
+    (see :func:`judge_as_they_come`), each outcome is judged as it comes back, while the sandbox
+    runs the next program. The sandbox is left as it is: the caller stops it (for the next
+    submission) or closes it."""
     run = Run(submission, seed, scope)
     scenarios = plan.select(scope)
     queue = sorted(enumerate(scenarios), key=lambda item: (item[1].visibility is Visibility.HIDDEN,
@@ -158,6 +164,9 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
                     timed_out_tasks.add(scenarios[index].task)
                 run.outcomes[index] = outcome
                 position += 1
+                verdict = judge(index, outcome) if judge is not None else None
+                if verdict is not None:
+                    run.judged[index] = verdict
             if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:
                 break  # a run timed out or killed its zygote: the rest start again in a fresh one
         _note_forbidden(run, sandbox)
@@ -183,9 +192,19 @@ def _import_problem(submission: Submission, imported: ImportOutcome) -> str:
 # --------------------------------------------------------------------------- judge
 
 
+def judge_as_they_come(assignment: Callable[[], Assignment | None], seed: int, scope: Scope) -> EarlyJudge:
+    """An :data:`EarlyJudge` for :func:`execute`: judges with ``assignment()``, the one the run will be
+    judged with, once it is there (None: still loading; that outcome is judged in judge_run)."""
+    def judge_early(index: int, outcome: RunOutcome) -> ScenarioResult | None:
+        loaded = assignment()
+        return None if loaded is None else _judged(loaded, loaded.select(scope)[index], seed, outcome)
+    return judge_early
+
+
 def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
-    """The result of ``run``: every scenario of its scope judged, scores added up. In the grader."""
-    from grader.judge import judge, scenario_result
+    """The result of ``run``: every scenario of its scope judged (or taken as judged while it ran,
+    by the same assignment), scores added up. In the grader."""
+    from grader.judge import scenario_result
     from grader.results import Feedback, Status
 
     results = []
@@ -193,7 +212,8 @@ def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
         outcome = run.outcomes.get(index)
         failed_import = run.not_run.get(index)
         if outcome is not None:
-            results.append(judge(spec, assignment.inputs(spec.id, run.seed), outcome, assignment.limits.memory_mb))
+            judged = run.judged.get(index)
+            results.append(judged if judged is not None else _judged(assignment, spec, run.seed, outcome))
         elif run.submission.problem is not None or failed_import is None:
             results.append(scenario_result(spec, Status.NOT_RUN, Feedback(run.error or "not run")))
         else:  # the zygote meant to run it could not import the file again
@@ -209,6 +229,11 @@ def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
         error = (f"{run.submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
                  f"does not allow; the point is to write the gradients yourself")
     return _result(assignment, run, tuple(results), error)
+
+
+def _judged(assignment: Assignment, spec: ScenarioSpec, seed: int, outcome: RunOutcome) -> ScenarioResult:
+    from grader.judge import judge
+    return judge(spec, assignment.inputs(spec.id, seed), outcome, assignment.limits.memory_mb)
 
 
 def _relocated(result: ScenarioResult, submission: Submission) -> ScenarioResult:

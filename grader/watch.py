@@ -109,7 +109,7 @@ def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox, cach
            ) -> SubmissionResult:
     """Grade the public scenarios, as ``grader check`` does; the sandbox is left to stop later."""
     from grader.formats import ReadContext
-    from grader.runner import Run, execute, judge_run
+    from grader.runner import Run, execute, judge_as_they_come, judge_run
     from grader.submission import read_submission
     from grader.visibility import Scope
 
@@ -117,7 +117,8 @@ def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox, cach
     if submission.problem is not None:
         return judge_run(Run(submission, seed, Scope.PUBLIC, error=submission.problem), assignment)
     run = execute(submission, assignment, sandbox, seed=seed, scope=Scope.PUBLIC,
-                  inputs=lambda planned: assignment.inputs(planned.id, seed))
+                  inputs=lambda planned: assignment.inputs(planned.id, seed),
+                  judge=judge_as_they_come(lambda: assignment, seed, Scope.PUBLIC))
     return judge_run(run, assignment)
 
 

@@ -420,3 +420,35 @@ def test_plain_gives_a_programs_raw_values_without_failing_on_wrong_ones(tmp_pat
         """))
     result = grade_submission(tmp_path / "things.py", load_assignment(tmp_path), seed=1)
     assert result.scenarios[0].status is Status.PASSED, result.scenarios[0].feedback
+
+
+def test_outcomes_judged_as_they_come_give_the_result_judged_at_the_end(mini, tmp_path):
+    # check and --watch judge each outcome while the sandbox runs the next program; an outcome that
+    # arrives before the checks have loaded is judged at the end. Either way, the same result.
+    from grader.formats import ReadContext
+    from grader.runner import execute, judge_as_they_come, judge_run
+    from grader.sandbox.launcher import Sandbox
+    from grader.submission import read_submission
+    from grader.visibility import Scope
+
+    wrong = submit(tmp_path, with_square("print('squaring'); return np.asarray(x, dtype=float) * 2"))
+    submission = read_submission(wrong, mini.forbidden_imports, ReadContext.of(mini))
+    asked = []
+
+    def loaded_after_two():  # the checks "load" once two outcomes have come back
+        asked.append(len(asked))
+        return mini if len(asked) > 2 else None
+
+    with Sandbox() as box:
+        run = execute(submission, mini, box, seed=4, scope=Scope.PUBLIC,
+                      inputs=lambda planned: mini.inputs(planned.id, 4),
+                      judge=judge_as_they_come(loaded_after_two, 4, Scope.PUBLIC))
+    scenarios = mini.select(Scope.PUBLIC)
+    assert len(asked) == len(run.outcomes) == len(scenarios) >= 3
+    assert len(run.judged) == len(scenarios) - 2, "every outcome after the first two was judged as it came"
+    early = judge_run(run, mini)
+    run.judged.clear()
+    late = judge_run(run, mini)
+    assert [(s.id, s.status, s.feedback) for s in early.scenarios] == [(s.id, s.status, s.feedback) for s in late.scenarios]
+    assert early.score == late.score < early.max_score
+    assert any(s.status is Status.FAILED and "squaring" in s.feedback.stdout for s in early.scenarios)
