@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from dataclasses import dataclass
 
 from grader import python_ast
@@ -25,6 +26,15 @@ from grader.results import ProvidedChange
 FINGERPRINT_FILE = "provided.json"
 FORMAT = 1
 MODULE_LEVEL = "module-level code"
+
+# A function's digest by its text, for the next submission and the next save: a class's files (and
+# a student's saves under --watch) repeat most of the handout's functions word for word, and
+# dumping each one's syntax tree is most of what a comparison costs. The lines from a function's
+# first decorator to its last line hold that function and nothing else (a def shares no line with
+# another statement), so the same lines are the same tree. Cleared when full.
+_FUNCTION_DIGESTS: dict[str, str] = {}
+_FUNCTION_DIGESTS_LIMIT = 4096
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)?")  # the lines as the parser counts them (\f is not a break)
 
 
 @dataclass(frozen=True)
@@ -40,22 +50,23 @@ class Part:
 def parts(source: str, student: tuple[str, ...] = ()) -> dict[str, Part]:
     """The provided parts of ``source``: everything but the ``student`` functions. Raises SyntaxError."""
     tree = python_ast.parse(source)
+    lines = _LINE.findall(source)
     found: dict[str, Part] = {}
     loose: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name not in student:
-                found[node.name] = _part(node.name, node)
+                found[node.name] = _function_part(node.name, node, lines)
         elif isinstance(node, ast.ClassDef):
             body: list[ast.stmt] = []
             for child in node.body:
                 qualified = f"{node.name}.{getattr(child, 'name', '')}"
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     if qualified not in student:
-                        found[qualified] = _part(qualified, child)
+                        found[qualified] = _function_part(qualified, child, lines)
                 elif not _is_docstring(child):
                     body.append(child)
-            found[node.name] = _part(node.name, node, body)
+            found[node.name] = _class_part(node, body)
         elif not _is_docstring(node):
             loose.append(node)
     if loose:
@@ -103,16 +114,25 @@ def changes(submission: str, student: tuple[str, ...], handout: dict[str, str]) 
     return tuple(found)
 
 
-def _part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
-          body: list[ast.stmt] | None = None) -> Part:
-    """A function or method whole (its docstring aside); for a class, only its own statements (its
-    name, bases, keywords, decorators and non-method body), since each method is a part of its own."""
-    if body is None:
-        normal: list[ast.AST] = [_without_docstring(node)]
-    else:
-        assert isinstance(node, ast.ClassDef)
-        normal = [ast.Name(id=node.name), *node.bases, *node.keywords, *node.decorator_list, *body]
-    return Part(name, node.lineno, node.end_lineno or node.lineno, _digest(normal))
+def _function_part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> Part:
+    """A function's part, its digest looked up by its text first (see _FUNCTION_DIGESTS)."""
+    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    last = node.end_lineno or node.lineno
+    text = "".join(lines[first - 1:last])
+    digest = _FUNCTION_DIGESTS.get(text)
+    if digest is None:
+        digest = _digest([_without_docstring(node)])
+        if len(_FUNCTION_DIGESTS) >= _FUNCTION_DIGESTS_LIMIT:
+            _FUNCTION_DIGESTS.clear()
+        _FUNCTION_DIGESTS[text] = digest
+    return Part(name, node.lineno, last, digest)
+
+
+def _class_part(node: ast.ClassDef, body: list[ast.stmt]) -> Part:
+    """A class's own statements (its name, bases, keywords, decorators and non-method body): each
+    method is a part of its own."""
+    normal = [ast.Name(id=node.name), *node.bases, *node.keywords, *node.decorator_list, *body]
+    return Part(node.name, node.lineno, node.end_lineno or node.lineno, _digest(normal))
 
 
 def _without_docstring(node: ast.AST) -> ast.AST:
