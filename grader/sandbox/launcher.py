@@ -398,17 +398,23 @@ class Sandbox:
         queued: deque[_Queued] = deque()
         previous_end = 0.0
         while True:
-            while self._current is not None and len(queued) < min(len(self._current.channel_captures), at_once + 1) \
-                    and self._queue_next(runs, queued, at_once):
-                pass
+            self._fill(runs, queued, at_once)
             if not queued:
                 return
             current = queued.popleft()
             outcome = self._await(current, max(current.written, previous_end))
             previous_end = time.monotonic()
-            yield current.index, outcome
             if outcome.timed_out or outcome.sandbox_died:
+                yield current.index, outcome
                 return
+            self._fill(runs, queued, at_once)  # before the caller judges this one, the zygote has the next
+            yield current.index, outcome
+
+    def _fill(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued], at_once: int) -> None:
+        """Queue commands until ``at_once`` run and one more waits in the job pipe (or none is left)."""
+        while self._current is not None and len(queued) < min(len(self._current.channel_captures), at_once + 1) \
+                and self._queue_next(runs, queued, at_once):
+            pass
 
     def _queue_next(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued], at_once: int) -> bool:
         """Send the next run's command on a fresh output channel; False when there is none."""
