@@ -141,7 +141,6 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
     while position < len(queue):
         sandbox.send_job(Path(submission.module_file), submission.module_name, commands.job(plan),
                          source=(submission.module_text or "").encode("utf-8", "surrogatepass"), code=submission.code)
-        changed_parts(run, plan)  # the grader's own work, done while the zygote imports the submission
         imported = sandbox.wait_ready(plan.limits.import_time)
         run.import_seconds += imported.duration
         run.isolation = run.isolation or sandbox.isolation
@@ -167,6 +166,7 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
                 verdict = judge(index, outcome) if judge is not None else None
                 if verdict is not None:
                     run.judged[index] = verdict
+                changed_parts(run, plan)  # the grader's own work (once), done while the next programs run
             if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:
                 break  # a run timed out or killed its zygote: the rest start again in a fresh one
         _note_forbidden(run, sandbox)
