@@ -31,8 +31,9 @@ MODULE_LEVEL = "module-level code"
 # a student's saves under --watch) repeat most of the handout's functions word for word, and
 # dumping each one's syntax tree is most of what a comparison costs. The lines from a function's
 # first decorator to its last line hold that function and nothing else (a def shares no line with
-# another statement), so the same lines are the same tree. Cleared when full.
-_FUNCTION_DIGESTS: dict[str, str] = {}
+# another statement), so the same lines are the same tree. Kept by the lines' SHA-256 (not the
+# text itself: a class's edited functions would pile up), cleared when full.
+_FUNCTION_DIGESTS: dict[bytes, str] = {}
 _FUNCTION_DIGESTS_LIMIT = 4096
 _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)?")  # the lines as the parser counts them (\f is not a break)
 
@@ -118,13 +119,13 @@ def _function_part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, line
     """A function's part, its digest looked up by its text first (see _FUNCTION_DIGESTS)."""
     first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
     last = node.end_lineno or node.lineno
-    text = "".join(lines[first - 1:last])
-    digest = _FUNCTION_DIGESTS.get(text)
+    key = sha256("".join(lines[first - 1:last]).encode("utf-8", "surrogatepass")).digest()
+    digest = _FUNCTION_DIGESTS.get(key)
     if digest is None:
         digest = _digest([_without_docstring(node)])
         if len(_FUNCTION_DIGESTS) >= _FUNCTION_DIGESTS_LIMIT:
             _FUNCTION_DIGESTS.clear()
-        _FUNCTION_DIGESTS[text] = digest
+        _FUNCTION_DIGESTS[key] = digest
     return Part(name, node.lineno, last, digest)
 
 
