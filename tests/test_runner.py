@@ -449,6 +449,9 @@ def test_outcomes_judged_as_they_come_give_the_result_judged_at_the_end(mini, tm
     early = judge_run(run, mini)
     run.judged.clear()
     late = judge_run(run, mini)
-    assert [(s.id, s.status, s.feedback) for s in early.scenarios] == [(s.id, s.status, s.feedback) for s in late.scenarios]
+    def verdicts(result):
+        return [(s.id, s.status, s.feedback) for s in result.scenarios]
+
+    assert verdicts(early) == verdicts(late)
     assert early.score == late.score < early.max_score
     assert any(s.status is Status.FAILED and "squaring" in s.feedback.stdout for s in early.scenarios)
