@@ -37,6 +37,11 @@ if TYPE_CHECKING:
 STARTUP_SECONDS = 60.0  # a clean interpreter plus numpy, even on a loaded machine
 CONTAINER_SECONDS = 10.0  # for a killed zygote's container to be reported empty
 
+# Commands waiting in the job pipe beside the runs running: the zygote goes on through them while
+# the grader is busy elsewhere (judging, reading another sandbox's results, loading the checks).
+QUEUED_AHEAD = 4
+
+
 @dataclass
 class _Queued:
     """A run whose command is in the job pipe: which scenario, its limit, its output channel."""
@@ -301,7 +306,7 @@ class Sandbox:
         self.plan = self._plan_now()
         self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
         self.plan.prepare_folder(self.job_dir)
-        pipes = ZygotePipes(channels=self.at_once + 1)  # those running, and the next one queued
+        pipes = ZygotePipes(channels=self.at_once + QUEUED_AHEAD)  # those running, and those queued
         container = self._container_for(self.plan, job)
         self._current = zygote = ZygoteLink(pipes, Intake(self._budget, window=self.at_once), container,
                                             self._selector)
@@ -386,12 +391,12 @@ class Sandbox:
         ``(index, outcome)`` in the order of ``runs``. A run may take ``seconds`` of wall-clock
         time, counted from the end of the run before it in that order.
 
-        The next command waits in the job pipe while scenarios run, so the zygote goes on
-        without a round trip through the grader (``runs`` is consumed ahead). Each run writes
-        to its own channel, so what a scenario prints or sends is never taken for another's.
-        After a timeout or a dead zygote the iteration ends (the zygote is killed, with any run
-        beside it): the submission must be started again (``send_job``) for the runs that are
-        left; the runner does that.
+        The next commands (up to :data:`QUEUED_AHEAD`) wait in the job pipe while scenarios
+        run, so the zygote goes on without a round trip through the grader (``runs`` is consumed
+        ahead). Each run writes to its own channel, so what a scenario prints or sends is never
+        taken for another's. After a timeout or a dead zygote the iteration ends (the zygote is
+        killed, with any run beside it and the commands queued): the submission must be started
+        again (``send_job``) for the runs that are left; the runner does that.
         """
         runs = iter(runs)
         at_once = self.at_once if at_once is None else max(1, min(at_once, self.at_once))
@@ -411,8 +416,9 @@ class Sandbox:
             yield current.index, outcome
 
     def _fill(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued], at_once: int) -> None:
-        """Queue commands until ``at_once`` run and one more waits in the job pipe (or none is left)."""
-        while self._current is not None and len(queued) < min(len(self._current.channel_captures), at_once + 1) \
+        """Queue commands until ``at_once`` run and QUEUED_AHEAD more wait in the job pipe (or none is left)."""
+        while self._current is not None and len(queued) < min(len(self._current.channel_captures),
+                                                                at_once + QUEUED_AHEAD) \
                 and self._queue_next(runs, queued, at_once):
             pass
 
