@@ -121,7 +121,7 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
     """Run every program of ``scope`` on ``submission`` (which must be runnable) in ``sandbox``.
 
     Public programs go first, then hidden ones, in two separate streams: the sandbox gets the next
-    command while a scenario runs, and a hidden program must never wait there while a public
+    commands while a scenario runs, and a hidden program must never wait there while a public
     scenario (whose output students see) could read it. Within each, programs whose inputs are
     known without the loaded code go first, so they run while the rest may still be loading.
     After a run that timed out or killed its zygote, the rest run in a fresh zygote. With ``judge``

@@ -412,7 +412,7 @@ class Sandbox:
             if outcome.timed_out or outcome.sandbox_died:
                 yield current.index, outcome
                 return
-            self._fill(runs, queued, at_once)  # before the caller judges this one, the zygote has the next
+            self._fill(runs, queued, at_once)  # the zygote has the next commands while the caller judges this one
             yield current.index, outcome
 
     def _fill(self, runs: Iterator[tuple[int, float, dict]], queued: deque[_Queued], at_once: int) -> None:
