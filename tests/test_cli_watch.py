@@ -36,10 +36,11 @@ def _controlling_terminal() -> None:
 class Terminal:
     """A command on a pty: what it writes to the screen, and keys typed to it."""
 
-    def __init__(self, *command: str, cwd: Path):
+    def __init__(self, *command: str, cwd: Path, env: dict[str, str] | None = None):
         self.master, slave = pty.openpty()
         self.process = subprocess.Popen(command, cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
-                                        preexec_fn=_controlling_terminal, env={**os.environ, "COLUMNS": "100"})
+                                        preexec_fn=_controlling_terminal,
+                                        env={**os.environ, "COLUMNS": "100", **(env or {})})
         os.close(slave)
         self.screen = ""
 
@@ -53,6 +54,19 @@ class Terminal:
                 self.screen += os.read(self.master, 65536).decode("utf-8", "replace")
             except OSError:  # the command ended and the pty closed
                 raise AssertionError(f"ended before {text!r}:\n{self.screen}") from None
+        return self.screen
+
+    def rest(self, seconds: float) -> str:
+        """What is written to the screen within ``seconds`` (or until the pty closes)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and select.select([self.master], [], [], left)[0]:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.screen += chunk.decode("utf-8", "replace")
         return self.screen
 
     def type(self, keys: bytes) -> None:
@@ -103,6 +117,33 @@ def test_watch_rechecks_on_every_save_clears_the_screen_and_ends_on_ctrl_c(stude
         assert time.monotonic() - pressed < 1.0
         assert terminal.read_until("Interrupted.")
         assert _alive(sandbox) == [], "the sandbox outlived Ctrl-C"
+    finally:
+        terminal.close()
+
+
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_watcher_killed_leaves_no_job_folder_no_process_and_no_traceback(student, tmp_path, ending):
+    # Its terminal closed (SIGHUP), killed by the system (SIGTERM, SIGKILL): the grader has no say,
+    # its warden sees it gone and clears the zygote waiting for the next save, folder included.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    terminal = Terminal(str(GRADER), "check", "--watch", cwd=student, env={"TMPDIR": str(temporary)})
+    try:
+        terminal.read_until("Watching autodiff.py")
+        sandbox = _children(terminal.process.pid)
+        deadline = time.monotonic() + 10
+        while not list(temporary.glob("grader-job-*")) and time.monotonic() < deadline:
+            time.sleep(0.02)  # the next save's zygote, started ahead
+        assert sandbox and list(temporary.glob("grader-job-*"))
+        shown = len(terminal.screen)
+        terminal.process.send_signal(ending)
+        terminal.process.wait(timeout=5)
+        assert _alive(sandbox, wait=5) == [], "the sandbox outlived its grader"
+        deadline = time.monotonic() + 5
+        while list(temporary.glob("grader-job-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not list(temporary.glob("grader-job-*")), "a job folder outlived its grader"
+        assert "Traceback" not in terminal.rest(0.5)[shown:]
     finally:
         terminal.close()
 

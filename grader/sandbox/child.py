@@ -99,8 +99,8 @@ class Warden:
             body, ancillary, _, _ = self.control.recvmsg(_START_MAX, _socket_space())
         except InterruptedError:
             return
-        except OSError:
-            body = b""
+        except OSError:  # ECONNRESET: the grader died with our reports unread (killed, or its terminal closed)
+            body, ancillary = b"", []
         fds = _received_fds(ancillary)
         if not body:  # the grader is gone (or done)
             self._retire()
