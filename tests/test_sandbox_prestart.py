@@ -87,3 +87,15 @@ def test_a_prestart_for_other_limits_is_replaced_and_leaves_no_folder(mini):
     assert serving is not None and not serving.exists()
     assert last is not None and last != serving and not last.exists()
     assert not proctree.running(warden) and not _descendants(warden)
+
+
+def test_a_job_folder_is_gone_with_its_container_before_the_grader_hears_of_it(mini):
+    # The warden removes it: a grader killed between the warden's report and its own clean-up
+    # (SIGKILL in the middle of a batch) leaves no copy of a submission in the temp folder.
+    with Sandbox() as box:
+        _check_one(box, mini)
+        zygote, folder = box._current, box.job_dir
+        assert zygote is not None and folder is not None and (folder / "squares.py").exists()
+        box.kill_submission()
+        assert box._pump(lambda: zygote.ended is not None, time.monotonic() + 10.0), "no report of its end"
+        assert not folder.exists()

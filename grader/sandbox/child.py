@@ -210,14 +210,16 @@ class Warden:
 
     def _finish(self, status):
         """The container is over (its top process and its namespace's process 1 reaped): make sure
-        nothing of it is left, and report. In a PID namespace nothing is; otherwise what is left is
-        in this subreaper's subtree, and (as root) has the sandbox uid."""
+        nothing of it is left, its job folder included, and report. In a PID namespace nothing is;
+        otherwise what is left is in this subreaper's subtree, and (as root) has the sandbox uid."""
         current, self.current = self.current, {}
         proctree.kill_children(os.getpid())
         self._reap_quietly()
         empty = proctree.emptied(os.getpid())
         if current["uid"] is not None and not current["pid_namespace"]:
             empty = self._kill_uid(current["uid"]) and empty
+        if current["job_dir"]:  # with its container, before the grader hears of it: a grader killed
+            cleanup.remove_tree(current["job_dir"])  # now (SIGKILL) leaves no submission in the temp folder
         how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
         self._tell({"exited": current["zygote"], **how, "empty": empty})
 
