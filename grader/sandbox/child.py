@@ -275,6 +275,14 @@ class Warden:
         current = self.current
         if current:
             self._kill_current()
+            # Reaped now, the zygote first: process 1 of its namespace cannot finish exiting while a
+            # process of that namespace waits to be reaped here, and kill_children would wait for it.
+            for pid in (current["top"], current["reaper"]):
+                if pid is not None:
+                    try:
+                        os.waitpid(pid, 0)
+                    except ChildProcessError:
+                        pass
         proctree.kill_children(os.getpid())
         self._reap_quietly()
         if current:
