@@ -107,11 +107,7 @@ class Warden:
         message = json.loads(body)
         if message.get("kind") == "start":
             if self.current:  # the grader moved on without waiting: end the old one first
-                self._kill_current()
-                status = os.waitpid(self.current["top"], 0)[1]
-                if self.current["reaper"] is not None:
-                    os.waitpid(self.current["reaper"], 0)
-                self._finish(status)
+                self._finish(self._end_current())
             self._start(message["plan"], fds)
         else:
             for fd in fds:
@@ -223,6 +219,19 @@ class Warden:
         how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
         self._tell({"exited": current["zygote"], **how, "empty": empty})
 
+    def _end_current(self):
+        """SIGKILL the current container and reap it here, the zygote first: process 1 of its
+        namespace cannot finish exiting while a process of that namespace waits to be reaped (and
+        a sweep would wait for process 1). The zygote's wait status (as _reap kept it, if it had it)."""
+        current = self.current
+        self._kill_current()
+        status = current["status"]
+        if status is None:
+            status = _wait(current["top"])
+        if current["reaper"] is not None:
+            _wait(current["reaper"])
+        return status
+
     def _kill_current(self):
         for pid in (self.current["reaper"], self.current["zygote"], self.current["top"]):
             if pid is not None:
@@ -274,15 +283,7 @@ class Warden:
         """The grader is gone (or done): kill everything, remove the job folder, exit."""
         current = self.current
         if current:
-            self._kill_current()
-            # Reaped now, the zygote first: process 1 of its namespace cannot finish exiting while a
-            # process of that namespace waits to be reaped here, and kill_children would wait for it.
-            for pid in (current["top"], current["reaper"]):
-                if pid is not None:
-                    try:
-                        os.waitpid(pid, 0)
-                    except ChildProcessError:
-                        pass
+            self._end_current()
         proctree.kill_children(os.getpid())
         self._reap_quietly()
         if current:
@@ -299,6 +300,14 @@ def _set_oom_score(score):
             handle.write(str(score))
     except OSError:
         pass
+
+
+def _wait(pid):
+    """Reap ``pid``, a child of ours; its wait status (0 when it was reaped already)."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
 
 
 def _sigkill(pid):
