@@ -217,5 +217,8 @@ def id_problem(student_id: str) -> str | None:
 
 
 def shown(text: str) -> str:
-    """``text`` safe to print and to write as UTF-8: a name's bytes that are not UTF-8 as \\xNN."""
+    """``text`` safe to print and to write as UTF-8: a name's bytes that are not UTF-8 as \\xNN.
+    A text that is safe already is returned itself, not an equal copy (a class keeps one per student)."""
+    if text.isascii():
+        return text
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

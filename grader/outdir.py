@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 from grader import atomic
 from grader.errors import UsageError
@@ -133,10 +134,11 @@ class OutputFolder:
             raise UsageError(f"{self.path / SUMMARY_FILE} cannot be read ({error}); rerun grader grade") from None
 
     def save_identities(self, identities: dict[str, Identity]) -> None:
-        document = {student: {"system": identity.system.value, "display_name": identity.display_name,
-                              "lms_id": identity.lms_id, "file_id": identity.file_id, "late": identity.late}
-                    for student, identity in sorted(identities.items())}
-        atomic.write_text(self.path / IDENTITIES_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        entries = ((student, {"system": identity.system.value, "display_name": identity.display_name,
+                              "lms_id": identity.lms_id, "file_id": identity.file_id, "late": identity.late})
+                   for student, identity in sorted(identities.items()))
+        with atomic.replacing(self.path / IDENTITIES_FILE) as stream:
+            _dump_mapping(entries, stream)
 
     def identities(self) -> dict[str, Identity]:
         """Each student's identity as the batch found it (empty when the folder predates the file)."""
@@ -196,8 +198,9 @@ class OutputFolder:
         return self.path / name
 
     def save_manifest(self, manifest: Manifest) -> None:
-        text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
-        atomic.write_text(self.path / MANIFEST_FILE, text)
+        with atomic.replacing(self.path / MANIFEST_FILE) as stream:
+            json.dump(manifest.to_dict(), stream, indent=2, ensure_ascii=False)  # piece by piece, not one text
+            stream.write("\n")
 
     def manifest(self) -> Manifest | None:
         """The manifest of the last batch that finished here, or None when there is none. One that
@@ -252,3 +255,15 @@ class StudentPages:
             if stale.name not in self.written:
                 stale.unlink(missing_ok=True)
         return self.folder
+
+
+def _dump_mapping(entries: Iterable[tuple[str, object]], stream: TextIO) -> None:
+    """Write ``entries`` (distinct keys) as ``json.dumps(dict(entries), indent=2, ensure_ascii=False)``
+    and a newline would, one entry at a time: a class of thousands is never one document, nor one text."""
+    separator = "{\n"
+    for key, value in entries:
+        # A JSON text holds no raw newline inside its strings, so each newline starts a line to indent.
+        text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        stream.write(f"{separator}  {json.dumps(key, ensure_ascii=False)}: {text}")
+        separator = ",\n"
+    stream.write("{}\n" if separator == "{\n" else "\n}\n")
