@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal_signals import default_signals
 
 ROOT = Path(__file__).parent.parent
 ASSIGNMENT = ROOT / "exercises" / "autodiff"
@@ -50,7 +51,8 @@ def test_ctrl_c_stops_at_once_reports_the_true_count_and_the_rerun_completes(tmp
     out = tmp_path / "out"
     command = [*GRADER, "grade", str(folder), "--assignment", str(ASSIGNMENT), "--out", str(out),
                "--seed", "5", "-j", "2"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signals)
     deadline = time.monotonic() + 120
     while len(list((out / "results").glob("a*.json"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)

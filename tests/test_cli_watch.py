@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal_signals import default_signals
 
 from grader.watch import CLEAR
 
@@ -29,6 +30,7 @@ DETACH = "        return Tensor(self.data)   #"
 def _controlling_terminal() -> None:
     """In the child: a session of its own whose controlling terminal is the pty (stdin), so that
     Ctrl-C typed there is a SIGINT to it, as in a student's terminal."""
+    default_signals()
     os.setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
