@@ -5,5 +5,5 @@ path, so the child never needs the ``grader`` package): ``child`` (the warden), 
 zygote's keeper and reaper), ``zygote`` (the zygote and its scenario processes), ``namespaces``,
 ``seccomp``, ``landlock``, ``proctree``, ``cleanup``, ``framing``, ``encoding``.
 Grader side: ``launcher`` (the Sandbox), ``link`` (one zygote's pipes), ``intake`` (what the grader
-accepts), ``spawn``, ``isolation``, ``cgroups``, ``uids``, ``decoding``, ``safe_text``.
+accepts), ``spawn``, ``isolation``, ``cgroups``, ``uids``, ``job_folders``, ``decoding``, ``safe_text``.
 """

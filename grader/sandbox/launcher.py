@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import selectors
 import signal
-import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -22,8 +21,7 @@ from types import CodeType
 from typing import TYPE_CHECKING
 
 from grader.outcomes import ImportOutcome, RunOutcome
-from grader.sandbox import proctree
-from grader.sandbox.cleanup import remove_tree
+from grader.sandbox import job_folders, proctree
 from grader.sandbox.framing import pack_code
 from grader.sandbox.intake import Budget, Intake
 from grader.sandbox.link import Capture, ZygoteLink
@@ -72,6 +70,7 @@ class Sandbox:
         self.at_once = max(1, at_once)
         self.plan: IsolationPlan | None = plan
         self.job_dir: Path | None = None
+        self._job_folder: job_folders.JobFolder | None = None  # job_dir, held while it is ours
         self.output_limit = 65536
         self._closed = False
         self._claim: UidClaim | None = None
@@ -130,6 +129,7 @@ class Sandbox:
         self._closed = True
         self._retire_warden()
         self._remove_job_dir()
+        job_folders.sweep()  # what dead graders left, now that this one's work is done
         if self._cgroup is not None:
             from grader.sandbox import cgroups
             self._cgroup.remove()
@@ -188,9 +188,10 @@ class Sandbox:
             zygote.close()
 
     def _remove_job_dir(self) -> None:
-        if self.job_dir is not None:
-            remove_tree(self.job_dir)  # never raises: a folder it could not remove stays in the temp folder
-            self.job_dir = None
+        if self._job_folder is not None:
+            self._job_folder.remove()  # never raises: a folder it could not remove is swept later
+            self._job_folder = None
+        self.job_dir = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -304,7 +305,8 @@ class Sandbox:
             self._reset()
             self._spawn()
         self.plan = self._plan_now()
-        self.job_dir = Path(tempfile.mkdtemp(prefix="grader-job-"))
+        self._job_folder = job_folders.JobFolder()
+        self.job_dir = self._job_folder.path
         self.plan.prepare_folder(self.job_dir)
         pipes = ZygotePipes(channels=self.at_once + QUEUED_AHEAD)  # those running, and those queued
         container = self._container_for(self.plan, job)
