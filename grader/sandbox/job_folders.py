@@ -40,7 +40,10 @@ class JobFolder:
         except BaseException:
             remove_tree(self.path)
             raise
-        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it yet
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it yet
+        except OSError:  # a file system without locks: no sweep there can take a folder either
+            pass
 
     def remove(self) -> None:
         """Delete the folder and all it holds, then let go of it. Never raises: a folder that could
@@ -74,7 +77,7 @@ def sweep(parent: str | None = None, now: float | None = None) -> int:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # held: a live grader's
+        except OSError:  # held (a live grader's), or a file system without locks
             os.close(fd)
             continue
         try:
