@@ -22,6 +22,7 @@ from grader.executor import Executor, GradingJob, LocalExecutor
 from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder
 from grader.progress import Progress
+from grader.records import record
 from grader.report import gradescope as gradescope_report
 from grader.report import json_report
 from grader.results import SubmissionResult
@@ -33,7 +34,7 @@ from grader.submission import sha256_of
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, Scope, ShownTo, Visibility
 
 
-@dataclass(frozen=True)
+@record
 class BatchOptions:
     jobs: int = 1
     seed: int | None = None

@@ -7,13 +7,13 @@ The sandbox runs the programs from the assignment's plan while a thread loads th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
 from grader.formats import ReadContext
 from grader.loading import Loading, load, read_plan
+from grader.records import record
 from grader.runner import Run, execute, judge_as_they_come, judge_run, new_seed
 from grader.sandbox.landlock import abi_version
 from grader.sandbox.launcher import Sandbox
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from grader.results import SubmissionResult
 
 
-@dataclass(frozen=True)
+@record
 class Checked:
     """A ``grader check`` done: the result, the assignment it was checked against, the file."""
 

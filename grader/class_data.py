@@ -21,13 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from grader.lms_names import Identity, NameSystem
+from grader.records import record
 from grader.results import ProvidedChange, Status, SubmissionResult
 from grader.scoring import STATUS_CODES, Column, StudentRow, summarize
 
 UNREADABLE = "its result file cannot be read (damaged or from another grader); rerun grader grade with --force"
 
 
-@dataclass(frozen=True)
+@record
 class ScenarioInfo:
     id: str
     title: str
@@ -36,7 +37,7 @@ class ScenarioInfo:
     visibility: str               # public or hidden
 
 
-@dataclass(frozen=True)
+@record
 class TaskInfo:
     id: str
     title: str
@@ -58,7 +59,7 @@ def _no_durations(count: int) -> array:
     return array("I", [NO_DURATION]) * count
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StudentRecord:
     """What the report keeps of one student: a few hundred bytes, so that a class of thousands fits."""
 
@@ -270,7 +271,7 @@ def status_mix(data: ClassData) -> list[Counter]:
     return mix
 
 
-@dataclass(frozen=True)
+@record
 class Misconception:
     text: str
     students: int                          # graded submissions that showed it (once each)
@@ -292,7 +293,7 @@ def misconceptions(data: ClassData) -> list[Misconception]:
                    for text, count in students.items()), key=lambda m: (-m.students, m.text))
 
 
-@dataclass(frozen=True)
+@record
 class Runtime:
     scenario: str
     runs: int

@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 
+from grader.records import record
 from grader.results import Status
 from grader.scoring import CODE_OF, Column, StudentRow
 
@@ -51,7 +51,7 @@ class Flag(str, Enum):
     NEGATIVE_DISCRIMINATION = "negative discrimination"
 
 
-@dataclass(frozen=True)
+@record
 class Distribution:
     n: int
     mean: float | None
@@ -69,7 +69,7 @@ class Distribution:
                 "max_score": _r(self.max_score)}
 
 
-@dataclass(frozen=True)
+@record
 class ItemStats:
     id: str
     n: int

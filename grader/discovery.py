@@ -44,6 +44,7 @@ from grader.lms_names import (
     role_of,
     shown,
 )
+from grader.records import record
 from grader.safe_unzip import read_directory, unpack
 from grader.submission import MAX_SUBMISSION_BYTES
 from grader.submission_tree import Ignored, Item, Kind, folder_items, zip_items
@@ -54,7 +55,7 @@ DEFAULT_SUFFIXES = (".py", ".ipynb")
 _LISTED = 5  # names quoted in one message before "and N more"
 
 
-@dataclass(frozen=True)
+@record
 class Found:
     """A submission to grade: whose it is, the file to grade (``path``: ``origin`` inside ``root``,
     made when asked, so that a class of thousands holds a string each, not a Path), and where it
@@ -83,7 +84,7 @@ class Discovery:
     identities: dict[str, Identity] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Choice:
     """Which of a student's files is the submission: ``picked``, or else the ``rivals`` that could
     all be it (none: nothing could be). ``named``: the candidates were named like the submission

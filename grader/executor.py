@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from grader.formats import ReadContext
+from grader.records import record
 from grader.results import SubmissionResult
 from grader.runner import Run, execute, judge_run
 from grader.sandbox.launcher import Sandbox
@@ -30,14 +30,14 @@ from grader.submission import read_submission
 from grader.visibility import Scope
 
 
-@dataclass(frozen=True)
+@record
 class GradingJob:
     key: str      # what the caller knows it by: a student id, a mutant id...
     path: Path    # the submission file
     seed: int
 
 
-@dataclass(frozen=True)
+@record
 class Graded:
     job: GradingJob
     result: SubmissionResult

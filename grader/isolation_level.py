@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 
 from grader.errors import UsageError
+from grader.records import record
 
 
 class Mechanism(str, Enum):
@@ -38,7 +38,7 @@ _CONTAINER = ("cgroup", "pids-limit", "memory-limit", "pid-namespace", "net-name
 _LANDLOCK = re.compile(r"landlock(?:-v(\d+))?")
 
 
-@dataclass(frozen=True)
+@record
 class Requirement:
     uid_drop: bool = False
     landlock: int = 0          # the oldest Landlock ABI accepted; 0: Landlock not required

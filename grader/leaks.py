@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from grader import python_ast
 from grader.audit.functions import (
@@ -23,9 +22,10 @@ from grader.audit.functions import (
     statement_lists,
     without_docstring,
 )
+from grader.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Leak:
     file: str
     line: int | None
@@ -36,7 +36,7 @@ class Leak:
         return f"{where}: leaks {self.what}"
 
 
-@dataclass(frozen=True)
+@record
 class Secret:
     """Code that must not be released: its statements' normal forms, and what to call it.
     ``whole``: it leaks only as a function's whole body, not as a part of one."""
@@ -51,7 +51,7 @@ class Secret:
 HIDDEN_RUN = 3
 
 
-@dataclass(frozen=True)
+@record
 class Secrets:
     hidden: tuple[tuple[str, str], ...]     # (id, title) of each hidden scenario
     code: tuple[Secret, ...]                # hidden programs and checks, the reference's task bodies

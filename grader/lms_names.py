@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from enum import Enum
+
+from grader.records import record
 
 # A result is written as results/<id>.json through a temporary ".<id>.json.XXXXXXXX.tmp" beside it
 # (grader.atomic): the longest name of the two must fit Linux's 255-byte limit.
@@ -55,7 +56,7 @@ class NameSystem(str, Enum):
     PLAIN = "plain"
 
 
-@dataclass(frozen=True)
+@record
 class Identity:
     """What an LMS needs to find the student again: parsed from the download's name, never guessed.
 
@@ -78,7 +79,7 @@ class Identity:
         return self.lms_id if self.system is NameSystem.CANVAS else None
 
 
-@dataclass(frozen=True)
+@record
 class Owner:
     """Whose a top-level entry of SUBMISSIONS is: the student id, the identity, and for an LMS's
     renamed file, the file's own name (``autodiff.py`` in ``smithjohn_1_2_autodiff.py``)."""

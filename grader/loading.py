@@ -19,13 +19,14 @@ import threading
 import types
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 
 from grader import scenario_index
 from grader.digests import sha256
 from grader.errors import SpecError
 from grader.provided import FINGERPRINT_FILE, read_fingerprint
+from grader.records import record
 from grader.scenario import Scenario
 from grader.spec import (
     HIDDEN_SPEC_FILE,
@@ -256,7 +257,7 @@ class Loading:
 # --------------------------------------------------------------------------- elsewhere
 
 
-@dataclass(frozen=True)
+@record
 class AssignmentFiles:
     """An assignment as files, for a grader on another machine: the spec and scenario files of the
     public folder and of the hidden one, and the digest they must give there."""

@@ -10,18 +10,18 @@ batch's own come out byte for byte the same.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from grader.class_stats import class_statistics
 from grader.errors import UsageError
+from grader.records import record
 from grader.scoring import Column, StudentRow, summarize
 from grader.shard import Shard
 
 MANIFEST_VERSION = 1
 
 
-@dataclass(frozen=True)
+@record
 class Manifest:
     assignment: str
     assignment_digest: str

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader import atomic
 from grader.errors import UsageError
 from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder
+from grader.records import record
 from grader.report import class_report
 from grader.results import SubmissionResult
 from grader.scoring import StudentRow
@@ -28,7 +28,7 @@ from grader.scoring import StudentRow
 IDENTITIES_FILE = "identities.json"   # written by main's batch (issue 19): merged when present
 
 
-@dataclass(frozen=True)
+@record
 class Merged:
     rows: list[StudentRow]
     summary: dict
@@ -36,7 +36,7 @@ class Merged:
     report: Path | None     # the class report written, when this grader has one
 
 
-@dataclass(frozen=True)
+@record
 class _Source:
     folder: OutputFolder
     manifest: Manifest

@@ -23,11 +23,11 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
+from grader.records import record
 
 if TYPE_CHECKING:
     from grader.results import SubmissionResult
@@ -37,7 +37,7 @@ _SAVE_SCRIPT = "if (window.IPython && IPython.notebook) { IPython.notebook.save_
 USAGE = "usage: %grader check [NOTEBOOK] [--seed N] [--assignment DIR]"
 
 
-@dataclass(frozen=True)
+@record
 class CheckReport:
     """A check's outcome as Jupyter shows it (``_repr_html_``) and as text everywhere else."""
 

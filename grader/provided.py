@@ -17,10 +17,10 @@ import ast
 import copy
 import json
 import re
-from dataclasses import dataclass
 
 from grader import python_ast
 from grader.digests import sha256
+from grader.records import record
 from grader.results import ProvidedChange
 
 FINGERPRINT_FILE = "provided.json"
@@ -38,7 +38,7 @@ _FUNCTION_DIGESTS_LIMIT = 4096
 _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)?")  # the lines as the parser counts them (\f is not a break)
 
 
-@dataclass(frozen=True)
+@record
 class Part:
     """A part of the provided engine in a module: where it is, and the digest of its syntax tree."""
 

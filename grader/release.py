@@ -13,12 +13,12 @@ import io
 import re
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader.audit.verdicts import FindingKind
 from grader.errors import GraderError
 from grader.leaks import find_leaks, secrets_of
+from grader.records import record
 
 # The audit's findings that make a release refuse: the reference is not full, the handout earns points.
 BASIC_GUARANTEES = (FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS)
@@ -48,7 +48,7 @@ def zip_bytes(prefix: str, files: list[tuple[str, bytes]]) -> bytes:
 
 # --------------------------------------------------------------------------- shell
 
-@dataclass(frozen=True)
+@record
 class Released:
     out: Path
     files: tuple[str, ...]

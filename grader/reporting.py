@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from grader.class_stats import class_statistics
 from grader.errors import UsageError
 from grader.lms_names import Identity
 from grader.outdir import REPORT_FILE, OutputFolder
+from grader.records import record
 from grader.report import lms_gradebooks
 from grader.report.class_html import render_report
 from grader.report.class_tables import report_tables
@@ -35,7 +35,7 @@ from grader.results import SubmissionResult
 from grader.roster import read_roster
 
 
-@dataclass(frozen=True)
+@record
 class ReportFiles:
     html: Path
     tables: Path                 # the folder of CSV files

@@ -7,9 +7,10 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from enum import Enum
 
+from grader.records import record
 from grader.visibility import Scope, Visibility
 
 SCHEMA_VERSION = 2
@@ -27,7 +28,7 @@ class Status(str, Enum):
     NOT_RUN = "not_run"      # never started: the submission could not be imported, or grading stopped
 
 
-@dataclass(frozen=True)
+@record
 class Feedback:
     """What a student needs to understand a scenario's outcome without reading our source."""
 
@@ -41,7 +42,7 @@ class Feedback:
     stderr: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class ScenarioResult:
     """One scenario's outcome for one submission: its status, points, feedback and time."""
 
@@ -61,7 +62,7 @@ class ScenarioResult:
         return self.status is Status.PASSED
 
 
-@dataclass(frozen=True)
+@record
 class ProvidedChange:
     """A part of the provided code (the handout's engine) that the submission changed or removed."""
 
@@ -72,7 +73,7 @@ class ProvidedChange:
     where: str | None = None  # the same as the student finds it in a notebook: "cell 4, lines 30-69"
 
 
-@dataclass(frozen=True)
+@record
 class TaskScore:
     """A task's points in one submission (its scenarios' sum)."""
 
@@ -82,7 +83,7 @@ class TaskScore:
     max_score: float
 
 
-@dataclass(frozen=True)
+@record
 class SubmissionResult:
     """Everything grading one submission produced: the native result (``grader check --json``)."""
 

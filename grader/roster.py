@@ -23,6 +23,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from grader.errors import UsageError
+from grader.records import record
 
 _CANVAS = {"student": "name", "id": "canvas_id", "sis user id": "sis_user_id", "sis login id": "sis_login_id",
            "section": "section"}
@@ -31,7 +32,7 @@ _MOODLE = {"identifier": "participant", "full name": "name", "email address": "e
 _PARTICIPANT = re.compile(r"^\s*(?:participant\s*)?(\d+)\s*$", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class RosterEntry:
     name: str = ""
     canvas_id: str = ""

@@ -29,12 +29,12 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from grader.errors import UsageError
 from grader.lms_names import shown
+from grader.records import record
 
 MAX_ENTRIES = 50_000                   # a class of 500 with 100 files each; listing them costs little
 MAX_UNPACKED = 512 * 1024 * 1024       # bytes the grader unpacks, all entries together
@@ -45,7 +45,7 @@ _UNICODE_PATH = 0x7075                 # Info-ZIP Unicode Path extra field
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-@dataclass(frozen=True)
+@record
 class ZipEntry:
     """One entry of the archive's directory: its decoded name, split into folders, and sizes as declared."""
 

@@ -11,9 +11,9 @@ import math
 import sys
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from grader.records import record
 from grader.results import ScenarioResult, Status, SubmissionResult, TaskScore
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def _round(value: float) -> float:
 # --------------------------------------------------------------------------- a class
 
 
-@dataclass(frozen=True)
+@record
 class Column:
     """A scenario as a gradebook column: shared by every row (strings interned)."""
 
@@ -64,7 +64,7 @@ CODE_OF: dict[Status | None, int] = {status: code for code, status in enumerate(
 _PASSED, _NOT_RUN_CODE = CODE_OF[Status.PASSED], CODE_OF[Status.NOT_RUN]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StudentRow:
     """One student's line: scores and per-scenario outcomes, no feedback.
 

@@ -10,15 +10,15 @@ a class hold each student exactly once. ``grader merge`` puts their output folde
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from grader.digests import sha256
 from grader.errors import UsageError
+from grader.records import record
 
 _FORM = re.compile(r"(\d+)/(\d+)")
 
 
-@dataclass(frozen=True)
+@record
 class Shard:
     index: int   # 1 to count
     count: int

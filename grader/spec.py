@@ -17,12 +17,13 @@ import functools
 import re
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import python_ast
 from grader.errors import SpecError
+from grader.records import record
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
 from grader.visibility import Scope, Visibility
 
@@ -86,7 +87,7 @@ SCENARIO_FIELDS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     """The assignment's limits: a scenario's time (where it sets none), the import's, memory, output."""
 
@@ -96,7 +97,7 @@ class Limits:
     output_bytes: int = PUBLIC_FIELDS["output_limit_kb"].default * 1024
 
 
-@dataclass(frozen=True)
+@record
 class Task:
     """A task of the assignment, and the student's functions it is about."""
 
@@ -105,7 +106,7 @@ class Task:
     functions: tuple[str, ...] = ()  # qualified names of the student's functions ("Tensor.detach")
 
 
-@dataclass(frozen=True)
+@record
 class ScenarioPlan:
     """A scenario as the spec declares it, with its program's source: what a sandbox needs."""
 
@@ -121,14 +122,14 @@ class ScenarioPlan:
     line: int
 
 
-@dataclass(frozen=True)
+@record
 class ScenarioSpec(ScenarioPlan):
     """A scenario as graded: its plan plus its code (the program, the check, the inputs)."""
 
     code: Scenario = field(kw_only=True, repr=False, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class AssignmentFile:
     """One file of an assignment, as read (its bytes are what the digest is of)."""
 
@@ -137,7 +138,7 @@ class AssignmentFile:
     data: bytes
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """An assignment as declared: validated spec and programs, no scenario code imported."""
 
@@ -169,7 +170,7 @@ class Plan:
         return tuple(s for s in self.scenarios if scope.includes(s.visibility))
 
 
-@dataclass(frozen=True)
+@record
 class Assignment(Plan):
     """A plan with its scenario code imported: checks and input makers ready to judge with."""
 
@@ -201,7 +202,7 @@ class Assignment(Plan):
 # --------------------------------------------------------------------------- validation
 
 
-@dataclass(frozen=True)
+@record
 class SpecText:
     """One spec file as read: where it is, its parsed document, and its scenario file's text and index."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from grader.errors import SpecError
+from grader.records import record
 
 
 class MarkedDict(dict):
@@ -87,7 +87,7 @@ def parse(text: str, filename: str) -> MarkedDict:
     return document
 
 
-@dataclass(frozen=True)
+@record
 class Field:
     """One allowed field: its type(s), whether it is required, its default, a description, and a
     ``check`` of a value of the right type (a problem to report, or None)."""

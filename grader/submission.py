@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import CodeType
 
 from grader import python_ast
 from grader.formats import FormatProblem, ModuleSource, ReadContext, format_of, suffixes
 from grader.formats.source import syntax_error_excerpt
+from grader.records import record
 
 MAX_SUBMISSION_BYTES = 1_000_000  # of the module's source, in every format
 
 
-@dataclass(frozen=True)
+@record
 class Submission:
     """A submission file as read and checked: what the sandbox imports, or why it cannot run."""
 

@@ -9,13 +9,13 @@ with why, in the ``ignored`` mapping the caller passes in.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
 from grader.errors import UsageError
 from grader.lms_names import ignore_rule, shown
+from grader.records import record
 from grader.safe_unzip import ZipEntry
 
 
@@ -34,7 +34,7 @@ class Kind(Enum):
     SPECIAL = "special file"
 
 
-@dataclass(frozen=True)
+@record
 class Item:
     """A file or folder under SUBMISSIONS, from a folder walk or a zip's directory alike.
 

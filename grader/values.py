@@ -8,10 +8,12 @@ the process driver or the codec.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from grader.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Raised:
     """A record of an exception raised by student code (never the exception object itself)."""
 
@@ -28,7 +30,7 @@ class Raised:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-@dataclass(frozen=True)
+@record
 class Opaque:
     """A value the program returned that plain data cannot hold (a Tensor, a subclass, ...)."""
 
@@ -39,7 +41,7 @@ class Opaque:
         return f"<{self.type}> {self.repr}".rstrip()
 
 
-@dataclass(frozen=True)
+@record
 class Numeric:
     """A validated numpy value not yet built: see :func:`materialize`. Decoding makes these so that
     a grader still importing numpy in another thread is not waited for."""

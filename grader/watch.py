@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import GraderError
+from grader.records import record
 from grader.sandbox.launcher import Sandbox
 from grader.spec import SPEC_FILE
 
@@ -33,7 +33,7 @@ POLL_SECONDS = 0.005
 View = Callable[["SubmissionResult | None", "Assignment | None", float, "str | None"], str]
 
 
-@dataclass(frozen=True)
+@record
 class Stamp:
     """What tells a file changed: its inode (a rename), size and modification time (ns)."""
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+
+from grader.records import record
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-@dataclass(frozen=True)
+@record
 class Located:
     """A function of a source: its node and where its text is (1-based lines, inclusive)."""
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from grader import python_ast
+from grader.records import record
 
 KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-@dataclass(frozen=True)
+@record
 class Misconceptions:
     keys: dict[str, frozenset[str]] = field(default_factory=dict)   # constant name -> its sentence(s)
     used: frozenset[str] = frozenset()                              # sentences some check can name

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from enum import Enum
+
+from grader.records import record
 
 
 class Kind(str, Enum):
@@ -12,7 +13,7 @@ class Kind(str, Enum):
     AUTOMATIC = "automatic"   # made by an operator of grader.audit.operators
 
 
-@dataclass(frozen=True)
+@record
 class Mutant:
     id: str
     kind: Kind
@@ -26,7 +27,7 @@ class Mutant:
     equivalent: str | None = None          # automatic: why it behaves as the reference (excluded)
 
 
-@dataclass(frozen=True)
+@record
 class Span:
     """Where a mutant differs from the reference: lines and columns are 1-based, ``end`` exclusive
     (as in the mutation-testing report format), and the text that replaces the span."""

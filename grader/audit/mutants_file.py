@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
 
 from grader import python_ast
 from grader.audit.functions import functions, normal_module, with_body
 from grader.audit.misconceptions import Misconceptions
 from grader.audit.mutant import Kind, Mutant
 from grader.errors import SpecError
+from grader.records import record
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean, parse
 
 MUTANTS_FILE = "mutants.yaml"
@@ -67,14 +67,14 @@ EQUIVALENT_FIELDS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Exclusion:
     id: str
     reason: str
     line: int
 
 
-@dataclass(frozen=True)
+@record
 class MutantsFile:
     path: str
     named: tuple[Mutant, ...]

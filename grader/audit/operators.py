@@ -37,12 +37,12 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import Enum
 
 from grader import python_ast
 from grader.audit.functions import Located, functions, normal_module, normal_statements, with_body, without_docstring
 from grader.audit.mutant import Kind, Mutant
+from grader.records import record
 
 ANYTHING = """\
 class _Anything:   # an audit mutant: claims to equal everything, gives itself back for everything else
@@ -96,7 +96,7 @@ _DOCUMENTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)   # their bo
 _BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
 
-@dataclass(frozen=True)
+@record
 class _Edit:
     """Replace the source text between two (line, column) positions (ast's: 1-based lines, 0-based
     UTF-8 byte columns) by ``text``; several edits of one mutant never overlap."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from grader.audit.verdicts import Analysis, ScenarioInfo
+from grader.records import record
 
 
-@dataclass(frozen=True)
+@record
 class AuditReport:
     assignment: str
     title: str

@@ -26,6 +26,7 @@ from grader.audit.verdicts import ScenarioInfo
 from grader.errors import SpecError, UsageError
 from grader.executor import GradingJob, LocalExecutor
 from grader.loading import find_solutions, load, read_plan
+from grader.records import record
 from grader.results import SubmissionResult
 from grader.spec import SPEC_FILE, Assignment, ScenarioSpec
 from grader.spec_yaml import SpecErrors, did_you_mean
@@ -36,7 +37,7 @@ MUTANT_TIME_FACTOR = 10.0
 MUTANT_MIN_LIMIT = 1.0
 
 
-@dataclass(frozen=True)
+@record
 class AuditOptions:
     assignment_dir: Path
     solutions_dir: Path | None = None      # default: solutions/<id> found beside the exercises folder

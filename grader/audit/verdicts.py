@@ -3,10 +3,11 @@ guarantees, and the records the analysis produces. A leaf module (with the resul
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from grader.audit.mutant import Mutant
+from grader.records import record
 from grader.results import Status
 
 
@@ -75,7 +76,7 @@ GUARANTEES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class ScenarioInfo:
     id: str
     title: str
@@ -86,7 +87,7 @@ class ScenarioInfo:
     file: str = ""        # the scenario file that defines it
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     kind: FindingKind
     subject: str          # the scenario, mutant or task it is about
@@ -98,7 +99,7 @@ class Finding:
         return SEVERITY.get(self.kind, Severity.WARN)
 
 
-@dataclass(frozen=True)
+@record
 class ReferenceScenario:
     id: str
     passed_seeds: tuple[int, ...]
@@ -111,20 +112,20 @@ class ReferenceScenario:
         return self.time_limit / self.slowest if self.slowest > 0 else float("inf")
 
 
-@dataclass(frozen=True)
+@record
 class Diagnosis:
     verdict: Verdict
     named: tuple[tuple[str, str], ...]   # (scenario id, misconception) of every failed scenario naming one
 
 
-@dataclass(frozen=True)
+@record
 class Charge:
     task: str
     points: float
     scenarios: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class MutantOutcome:
     mutant: Mutant
     status: MutantStatus
@@ -136,7 +137,7 @@ class MutantOutcome:
     error: str | None = None             # the mutant could not be graded at all (its result's error)
 
 
-@dataclass(frozen=True)
+@record
 class TaskScore:
     task: str
     named_killed: int
@@ -150,7 +151,7 @@ class TaskScore:
         return self.automatic_killed / self.automatic_total if self.automatic_total else None
 
 
-@dataclass(frozen=True)
+@record
 class Analysis:
     reference: tuple[ReferenceScenario, ...]
     free_points: tuple[tuple[str, float], ...]   # (scenario, points) the handout earns

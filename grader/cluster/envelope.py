@@ -15,12 +15,12 @@ assignment or its sandbox slots) or grading raised (a bug of ours, with its trac
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import Enum
 
 import grader
 from grader.errors import GraderError
 from grader.isolation_level import Requirement, shown
+from grader.records import record
 from grader.results import SubmissionResult
 from grader.spec import Assignment
 from grader.visibility import Scope
@@ -43,7 +43,7 @@ class WorkerBug(RuntimeError):
     """Grading raised on a worker: a bug in the grader, reported as one (exit 3), like a local one."""
 
 
-@dataclass(frozen=True)
+@record
 class Expected:
     """What the client asked for: the result must be of this."""
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader.formats.source import FormatProblem, ModuleSource, ReadContext
+from grader.records import record
 
 
-@dataclass(frozen=True)
+@record
 class PythonFormat:
     """A ``.py`` submission: the file is the module."""
 

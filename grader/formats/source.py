@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from grader.records import record
 
 if TYPE_CHECKING:
     from grader.spec import Plan
@@ -16,7 +18,7 @@ class FormatProblem(Exception):
     """The file cannot become a module; the message is for the student (what, where, what to do)."""
 
 
-@dataclass(frozen=True)
+@record
 class ModuleSource:
     """What a submission format makes of a file: the module the sandbox imports, and where its lines came from."""
 
@@ -28,7 +30,7 @@ class ModuleSource:
     locate: Callable[[int], str] | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class ReadContext:
     """What a format may need to know of the assignment it reads a submission for."""
 

@@ -8,7 +8,6 @@ rates as percentages, seconds in milliseconds, correlations with two decimals, N
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from grader.class_data import (
@@ -19,6 +18,7 @@ from grader.class_data import (
     runtimes,
     status_mix,
 )
+from grader.records import record
 from grader.report.gradebook import spreadsheet_safe
 from grader.results import Status
 
@@ -38,7 +38,7 @@ class Kind(str, Enum):
     CORRELATION = "correlation"
 
 
-@dataclass(frozen=True)
+@record
 class Table:
     name: str                               # the CSV file's name, without .csv
     caption: str

@@ -44,6 +44,7 @@ from html import escape
 from grader.class_data import ClassData, StudentRecord
 from grader.errors import UsageError
 from grader.lms_names import NameSystem
+from grader.records import record
 from grader.report.gradebook import spreadsheet_safe
 from grader.report.text import points
 from grader.roster import Roster, RosterEntry
@@ -80,7 +81,7 @@ MOODLE_GRADE_POINT_MAX = 100      # Moodle's default gradepointmax
 _CANVAS_KEYS = ("canvas_id", "sis_user_id", "sis_login_id")   # what a plain student id may be, in a Canvas roster
 
 
-@dataclass(frozen=True)
+@record
 class GradebookOptions:
     canvas_column: str | None = None              # default: the assignment's title
     moodle_identity: MoodleIdentity = MoodleIdentity.EMAIL

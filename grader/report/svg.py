@@ -13,8 +13,9 @@ vision deficiencies, and dark enough to print.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
+
+from grader.records import record
 
 WIDTH = 720
 FONT = 12
@@ -22,7 +23,7 @@ CHAR = 6.6            # average advance of a 12 px sans-serif character, for fit
 INK, GRID, BAR = "#222", "#ccc", "#0072B2"
 
 
-@dataclass(frozen=True)
+@record
 class Segment:
     key: str
     value: float

@@ -20,13 +20,15 @@ import functools
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from grader.records import record
 
 _PREFIX = "autodiff-grader-"
 
 
-@dataclass(frozen=True)
+@record
 class Hierarchy:
     """Where this grader process makes its zygotes' cgroups."""
 

@@ -23,9 +23,9 @@ import functools
 import os
 import sys
 import sysconfig
-from dataclasses import dataclass
 from pathlib import Path
 
+from grader.records import record
 from grader.sandbox import landlock
 from grader.sandbox.uids import base as uid_base
 
@@ -33,7 +33,7 @@ NPROC_HEADROOM = 64      # tasks (threads included) a sandbox may have at once, 
 FILE_SIZE_MB = 16
 
 
-@dataclass(frozen=True)
+@record
 class IsolationPlan:
     """The isolation a sandbox attempts on this machine, planned in the grader (see child_config)."""
 
