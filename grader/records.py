@@ -4,10 +4,10 @@ A record is a frozen dataclass: ``dataclasses.fields``, ``replace`` and ``asdict
 ``field(...)`` declares its fields, and its ``__init__`` is the one ``@dataclass(frozen=True)``
 would write. What differs is the cost of declaring one. For each frozen class, Python 3.11's
 dataclasses compile six small functions (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
-``__setattr__``, ``__delattr__``), about a millisecond a class, and ``grader check`` declares
-dozens of classes before it has a result to show (benchmarks/README.md). A record compiles only
-its ``__init__``; the other five are shared by every record and read the class's fields from
-what ``dataclass`` recorded:
+``__setattr__``, ``__delattr__``), and ``grader check`` declares dozens of classes before it has
+a result to show: compiling them was a large part of its start-up (benchmarks/README.md). A record
+compiles only its ``__init__``; the other five are shared by every record and read the class's
+fields from what ``dataclass`` recorded:
 
 * equality compares the fields with ``compare=True`` as a tuple, with an instance of the very
   same class only (as a dataclass does); the hash is that tuple's (``hash=`` honoured);
