@@ -69,8 +69,7 @@ class Sandbox:
         self.slot, self._plan = slot, plan
         self.at_once = max(1, at_once)
         self.plan: IsolationPlan | None = plan
-        self.job_dir: Path | None = None
-        self._job_folder: job_folders.JobFolder | None = None  # job_dir, held while it is ours
+        self._job_folder: job_folders.JobFolder | None = None  # the current one, held while it is ours
         self.output_limit = 65536
         self._closed = False
         self._claim: UidClaim | None = None
@@ -187,11 +186,15 @@ class Sandbox:
         if zygote is not None:
             zygote.close()
 
+    @property
+    def job_dir(self) -> Path | None:
+        """The current zygote's job folder (None between submissions)."""
+        return self._job_folder.path if self._job_folder is not None else None
+
     def _remove_job_dir(self) -> None:
         if self._job_folder is not None:
             self._job_folder.remove()  # never raises: a folder it could not remove is swept later
             self._job_folder = None
-        self.job_dir = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -305,14 +308,13 @@ class Sandbox:
             self._reset()
             self._spawn()
         self.plan = self._plan_now()
-        self._job_folder = job_folders.JobFolder()
-        self.job_dir = self._job_folder.path
-        self.plan.prepare_folder(self.job_dir)
+        self._job_folder = job_folder = job_folders.JobFolder()
+        self.plan.prepare_folder(job_folder.path)
         pipes = ZygotePipes(channels=self.at_once + QUEUED_AHEAD)  # those running, and those queued
         container = self._container_for(self.plan, job)
         self._current = zygote = ZygoteLink(pipes, Intake(self._budget, window=self.at_once), container,
                                             self._selector)
-        plan = self.plan.child_config(self.job_dir)
+        plan = self.plan.child_config(job_folder.path)
         if zygote.container is not None:
             plan["cgroup"] = zygote.container.joins
         # The plan goes to the warden, with the zygote's pipes; the job (the submission's code, its
