@@ -3,7 +3,8 @@
 ``grader check`` calls this before anything else is imported, so the warden's interpreter loads
 numpy while the grader loads click, the spec and the checks. :class:`~grader.sandbox.launcher.Sandbox`
 adopts what this returns. Only modules the interpreter has loaded at startup (and the C module
-``_socket``) are imported here: not json, which brings ``re``, on the way to starting the warden.
+``_socket``) are imported here: not json, which brings ``re``, nor typing, which brings ``re``,
+``enum`` and ``collections``, on the way to starting the warden.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import _thread
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name the same way)
 if TYPE_CHECKING:
     from grader.sandbox.uids import UidClaim
 
