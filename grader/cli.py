@@ -24,7 +24,6 @@ from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
 if TYPE_CHECKING:
     from grader.report.lms_gradebooks import GradebookOptions
     from grader.sandbox.launcher import Sandbox
-    from grader.sandbox.spawn import Warden
 
 
 class ExitCode(IntEnum):
@@ -39,22 +38,31 @@ class ExitCode(IntEnum):
 
 @dataclass
 class Session:
-    """What one ``grader`` invocation hands its command: ``--debug``, and the warden the console
+    """What one ``grader`` invocation hands its command: ``--debug``, and the sandbox the console
     script started before the CLI was imported (see :mod:`grader.entry`), for ``check`` to take."""
 
     debug: bool = False
-    early_warden: Warden | None = None
+    early_sandbox: Sandbox | None = None
+    collector_paused: bool = False  # the console script turned the cyclic garbage collector off for a check
+
+    def resume_collector(self) -> None:
+        """Turn the cyclic garbage collector back on, for a command that lives on after its first
+        check (--watch). What start-up made stays: it is frozen out of the collector's passes."""
+        if self.collector_paused:
+            import gc
+            gc.freeze()
+            gc.enable()
+            self.collector_paused = False
 
     def take_sandbox(self) -> Sandbox:
-        """A sandbox around the early warden (once), else a new one: for one student's check, so
-        its public scenarios run two at a time where there is a second core for them."""
+        """The early sandbox (once), else a new one, for one student's check."""
         from grader.sandbox.launcher import Sandbox
-        warden, self.early_warden = self.early_warden, None
-        return Sandbox(warden=warden, at_once=2 if (os.cpu_count() or 1) > 1 else 1)
+        sandbox, self.early_sandbox = self.early_sandbox, None
+        return sandbox if sandbox is not None else Sandbox.for_a_check()
 
     def close_unused(self) -> None:
-        """Close the early warden when no command took it (a usage error, say)."""
-        if self.early_warden is not None:
+        """Close the early sandbox when no command took it (a usage error, say)."""
+        if self.early_sandbox is not None:
             self.take_sandbox().close()
 
 
@@ -116,6 +124,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
         if junit is not None:
             _writable(junit, "--junit")
         if watch:
+            _session(context).resume_collector()
             _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox)
         checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
         result, assignment = checked.result, checked.assignment

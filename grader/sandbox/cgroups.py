@@ -100,6 +100,14 @@ class Container:
         return [{"procs": str(folder / "cgroup.procs"), "gives": gives}
                 for folder, gives in self._gives.items() if gives]
 
+    def memory_only(self) -> Path | None:
+        """The folder that limits memory and nothing else (a cgroup v1 memory folder), if any: the
+        one a warden may hold, since nothing kills it as a whole (see child.py)."""
+        for folder, controllers in self._controllers.items():
+            if controllers == ["memory"] and folder != self._unified:
+                return folder
+        return None
+
     def limit(self, pids: int, memory_bytes: int) -> None:
         """Set the limits of the zygote to come: its tasks (threads included), its memory (page cache included)."""
         files = {"pids": [("pids.max", pids)],

@@ -23,6 +23,7 @@ clean state and no byte of one submission is in the next one's memory. Standard 
 numpy) only; the sibling modules are imported by path.
 """
 
+import gc
 import json
 import os
 import select
@@ -54,7 +55,14 @@ def main(argv):
     # parent left open (a CI runner's log): none may reach student code.
     zygote.close_all_but({0, 1, 2, control})
     sys.path.append(numpy_dir)  # started with -S: numpy's folder, and nothing else from site
-    Warden(control, uid).serve()
+    # numpy's import makes thousands of objects that live as long as this process: the cyclic
+    # collector's passes over them while it imports find nothing (and slow the first zygote). Frozen
+    # afterwards, they are out of every later pass, in every zygote and scenario process too.
+    gc.disable()
+    warden = Warden(control, uid)
+    gc.freeze()
+    gc.enable()
+    warden.serve()
 
 
 class Warden:
@@ -66,6 +74,8 @@ class Warden:
         # Not dumpable: its /proc files become root's, so no process of its uid (a sandbox without
         # Landlock, as an ordinary user) can open /proc/<warden>/mem or ptrace it. Its forks inherit this.
         zygote.prctl(_PR_SET_DUMPABLE, 0)
+        if os.geteuid() == 0:  # before the grader moves it into the memory cgroup it shares with its zygotes:
+            _set_oom_score(-1000)  # never the out-of-memory killer's choice there
         self.current: dict = {}   # the container being served (empty: none), see _start
         self.cleaned_uids = set()  # sandbox uids whose leftovers (of an earlier grader) are gone
         if uid is not None:  # now, while the grader starts up, and while this image is small
@@ -166,14 +176,15 @@ class Warden:
         self._tell({"zygote": zygote_pid, "reaper": reaper})
 
     def _hold_memory_cgroup(self, plan):
-        if not self.held_cgroups and os.geteuid() == 0:
-            _set_oom_score(-1000)  # never the out-of-memory killer's choice in the cgroup it shares
         """Join, once, the zygotes' cgroup that only limits memory (a cgroup v1 memory folder, as on
         our CI machines): every zygote forked from here on is born in it, instead of paying a move
         into it each (a grace period of RCU). Nothing ever kills that cgroup as a whole, so holding
-        it is safe; its limit counts this process's memory too (the grader allows for it)."""
+        it is safe; its limit counts this process's memory too (the grader allows for it). The
+        grader usually moved this process in already, while it imported numpy ("warden_in")."""
         for entry in plan.get("cgroup") or ():
             if entry["gives"] == ["memory-limit"]:
+                if entry.get("warden_in"):
+                    self.held_cgroups.add(entry["procs"])
                 if entry["procs"] not in self.held_cgroups:
                     try:
                         with open(entry["procs"], "w") as handle:

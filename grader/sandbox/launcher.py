@@ -51,6 +51,29 @@ class _Queued:
     token: int
 
 
+class WardenMove:
+    """A warden being moved into a cgroup folder by a thread of ours, while it imports numpy."""
+
+    def __init__(self, pid: int, folder: Path) -> None:
+        import threading
+        self.folder = folder
+        self._moved = False
+        self._thread = threading.Thread(target=self._move, args=(pid,), name="grader-warden-move", daemon=True)
+        self._thread.start()
+
+    def _move(self, pid: int) -> None:
+        try:
+            (self.folder / "cgroup.procs").write_text(str(pid))
+            self._moved = True
+        except OSError:  # the warden died meanwhile, say: it joins (or not) on its own, as before
+            pass
+
+    def done(self) -> bool:
+        """Wait for the move; whether the warden is in the folder now."""
+        self._thread.join()
+        return self._moved
+
+
 class Sandbox:
     """A warden process that serves submissions one at a time, each in a fresh zygote.
 
@@ -81,6 +104,12 @@ class Sandbox:
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
 
+    @classmethod
+    def for_a_check(cls, warden: Warden | None = None) -> Sandbox:
+        """A sandbox for one student's check (around ``warden``, when one was started earlier): its
+        public scenarios run two at a time where there is a second core for them."""
+        return cls(warden=warden, at_once=2 if (os.cpu_count() or 1) > 1 else 1)
+
     def _reset(self) -> None:
         """Forget everything about the previous zygote."""
         self.isolation: tuple[str, ...] = ()
@@ -103,6 +132,19 @@ class Sandbox:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._control.fileno(), selectors.EVENT_READ)
         self._started = time.monotonic()
+        self._warden_move = self._move_warden_early()
+
+    def _move_warden_early(self) -> WardenMove | None:
+        """Put the new warden into this sandbox's memory-only cgroup (where the machine has one: a
+        cgroup v1 memory folder) now, while it imports numpy. Its zygotes are born in that cgroup
+        (see child.py); a move into a cgroup waits for a grace period of RCU, which then passes
+        during that import instead of before the first zygote."""
+        self.plan = plan = self._plan_now()
+        if not plan.cgroups:
+            return None
+        container = self._sandbox_cgroup()
+        folder = container.memory_only() if container is not None else None
+        return WardenMove(self.process.pid, folder) if folder is not None else None
 
     def _retire_warden(self) -> None:
         """Kill the warden and its whole tree, reap it, close its socket."""
@@ -126,6 +168,8 @@ class Sandbox:
         if self._closed:
             return
         self._closed = True
+        if self._warden_move is not None:
+            self._warden_move.done()  # a move still in flight ends before the cgroup is removed
         self._retire_warden()
         self._remove_job_dir()
         job_folders.sweep()  # what dead graders left, now that this one's work is done
@@ -317,6 +361,10 @@ class Sandbox:
         plan = self.plan.child_config(job_folder.path)
         if zygote.container is not None:
             plan["cgroup"] = zygote.container.joins
+            moved, self._warden_move = self._warden_move, None
+            if moved is not None and moved.done():  # the warden is in it already: it need not move itself
+                for entry in plan["cgroup"]:
+                    entry["warden_in"] = entry["procs"] == str(moved.folder / "cgroup.procs")
         # The plan goes to the warden, with the zygote's pipes; the job (the submission's code, its
         # name, its limits) goes into the zygote's own job pipe: no warden holds a byte of it.
         if not self._warden.start(plan, pipes.child_ends()):
@@ -337,16 +385,23 @@ class Sandbox:
         empty after each zygote), with the limits of this job."""
         if not plan.cgroups:
             return None
-        from grader.sandbox import cgroups
-        where = cgroups.hierarchy()
-        if where is None:
+        container = self._sandbox_cgroup()
+        if container is None:
             return None
-        if self._cgroup is None:
-            self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
         # Processes: the sandbox's own and a few more (a keeper, zombies). Memory: the submission's whole
         # container, zygote and page cache included, and (where the warden holds it, see child.py)
         # the warden's own.
-        self._cgroup.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 256) * 1024 * 1024)
+        container.limit(pids=(plan.nproc or 0) + 4, memory_bytes=(job["memory_mb"] + 256) * 1024 * 1024)
+        return container
+
+    def _sandbox_cgroup(self) -> Container | None:
+        """This sandbox's cgroup, made once where the machine lets the grader make one."""
+        if self._cgroup is None:
+            from grader.sandbox import cgroups
+            where = cgroups.hierarchy()
+            if where is None:
+                return None
+            self._cgroup = cgroups.Container(where, f"slot-{self.slot}-{time.monotonic_ns()}")
         return self._cgroup
 
     def wait_ready(self, import_seconds: float) -> ImportOutcome:
