@@ -9,6 +9,10 @@ student's copy. In the trusted grader, :func:`changes` compares a submission wit
 Parts: each top-level function (``stop_gradient``), each method (``Tensor.backward``), each class's own
 statements (``Tensor`` class body: its attributes), and the module's other top-level statements
 (imports, globals) as one part, ``module-level code``. Pure functions over source text.
+
+A function's digest is known by its text too: the fingerprint keeps the SHA-256 of each provided
+function's lines, so a submission whose function has the handout's very lines (most students leave
+most of the engine alone) gets that function's digest without its syntax tree being dumped.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import ast
 import copy
 import json
 import re
+from collections.abc import Iterable, Mapping
 
 from grader import python_ast
 from grader.digests import sha256
@@ -36,6 +41,7 @@ MODULE_LEVEL = "module-level code"
 _FUNCTION_DIGESTS: dict[bytes, str] = {}
 _FUNCTION_DIGESTS_LIMIT = 4096
 _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)?")  # the lines as the parser counts them (\f is not a break)
+_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 @record
@@ -46,10 +52,13 @@ class Part:
     first_line: int
     last_line: int
     digest: str
+    text: str = ""    # a function's: the SHA-256 (hex) of its lines, from its first decorator to its end
 
 
-def parts(source: str, student: tuple[str, ...] = ()) -> dict[str, Part]:
-    """The provided parts of ``source``: everything but the ``student`` functions. Raises SyntaxError."""
+def parts(source: str, student: tuple[str, ...] = (), known: Mapping[bytes, str] | None = None) -> dict[str, Part]:
+    """The provided parts of ``source``: everything but the ``student`` functions (``known``: digests
+    of functions by their lines' SHA-256, the handout's). Raises SyntaxError."""
+    known = known or {}
     tree = python_ast.parse(source)
     lines = _LINE.findall(source)
     found: dict[str, Part] = {}
@@ -57,14 +66,14 @@ def parts(source: str, student: tuple[str, ...] = ()) -> dict[str, Part]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name not in student:
-                found[node.name] = _function_part(node.name, node, lines)
+                found[node.name] = _function_part(node.name, node, lines, known)
         elif isinstance(node, ast.ClassDef):
             body: list[ast.stmt] = []
             for child in node.body:
                 qualified = f"{node.name}.{getattr(child, 'name', '')}"
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     if qualified not in student:
-                        found[qualified] = _function_part(qualified, child, lines)
+                        found[qualified] = _function_part(qualified, child, lines, known)
                 elif not _is_docstring(child):
                     body.append(child)
             found[node.name] = _class_part(node, body)
@@ -78,35 +87,42 @@ def parts(source: str, student: tuple[str, ...] = ()) -> dict[str, Part]:
 
 def fingerprint(handout: str, student: tuple[str, ...]) -> str:
     """The fingerprint file's text for a handout whose task functions are ``student``."""
-    provided = {name: {"digest": part.digest, "lines": [part.first_line, part.last_line]}
+    provided = {name: {"digest": part.digest, "lines": [part.first_line, part.last_line],
+                       **({"text": part.text} if part.text else {})}
                 for name, part in parts(handout, student).items()}
     return json.dumps({"format": FORMAT, "student_functions": list(student), "parts": provided},
                       indent=2) + "\n"
 
 
-def read_fingerprint(text: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """(student functions, digest of each provided part) from a fingerprint file's text; ValueError
-    when it is not one."""
+HandoutPart = tuple[str, str, str]  # a provided part of the handout: its name, digest and text (or "")
+
+
+def read_fingerprint(text: str) -> tuple[tuple[str, ...], tuple[HandoutPart, ...]]:
+    """(student functions, each provided part) from a fingerprint file's text; ValueError when it
+    is not one."""
     document = json.loads(text)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"not a fingerprint of format {FORMAT}")
     student = document["student_functions"]
-    provided = {name: entry["digest"] for name, entry in document["parts"].items()}
+    provided = tuple((name, entry["digest"], entry.get("text", "")) for name, entry in document["parts"].items())
     if not all(isinstance(name, str) for name in student) or not all(
-            isinstance(name, str) and isinstance(digest, str) for name, digest in provided.items()):
+            isinstance(item, str) and (item == "" or index < 2 or _HEX.fullmatch(item))
+            for part in provided for index, item in enumerate(part)):
         raise ValueError("malformed fingerprint")
     return tuple(student), provided
 
 
-def changes(submission: str, student: tuple[str, ...], handout: dict[str, str]) -> tuple[ProvidedChange, ...]:
-    """What the submission changed or removed of the handout's provided parts (``handout``: each
-    part's digest), in the handout's order. Parts the student added are theirs: not reported."""
+def changes(submission: str, student: tuple[str, ...], handout: Iterable[HandoutPart]) -> tuple[ProvidedChange, ...]:
+    """What the submission changed or removed of the handout's provided parts, in the handout's
+    order. Parts the student added are theirs: not reported."""
+    handout = tuple(handout)
+    known = {bytes.fromhex(text): digest for _, digest, text in handout if text}
     try:
-        mine = parts(submission, student)
+        mine = parts(submission, student, known)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()  # a file that does not parse is reported as such, not as a changed engine
     found = []
-    for name, digest in handout.items():
+    for name, digest, _ in handout:
         part = mine.get(name)
         if part is None:
             found.append(ProvidedChange(name, "removed", None, None))
@@ -115,18 +131,19 @@ def changes(submission: str, student: tuple[str, ...], handout: dict[str, str]) 
     return tuple(found)
 
 
-def _function_part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> Part:
-    """A function's part, its digest looked up by its text first (see _FUNCTION_DIGESTS)."""
+def _function_part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str],
+                   known: Mapping[bytes, str]) -> Part:
+    """A function's part, its digest looked up by its text first (``known``, then _FUNCTION_DIGESTS)."""
     first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
     last = node.end_lineno or node.lineno
     key = sha256("".join(lines[first - 1:last]).encode("utf-8", "surrogatepass")).digest()
-    digest = _FUNCTION_DIGESTS.get(key)
+    digest = known.get(key) or _FUNCTION_DIGESTS.get(key)
     if digest is None:
         digest = _digest([_without_docstring(node)])
         if len(_FUNCTION_DIGESTS) >= _FUNCTION_DIGESTS_LIMIT:
             _FUNCTION_DIGESTS.clear()
         _FUNCTION_DIGESTS[key] = digest
-    return Part(name, node.lineno, last, digest)
+    return Part(name, node.lineno, last, digest, key.hex())
 
 
 def _class_part(node: ast.ClassDef, body: list[ast.stmt]) -> Part:

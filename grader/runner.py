@@ -76,7 +76,7 @@ def changed_parts(run: Run, plan: Plan) -> tuple[ProvidedChange, ...]:
         run.provided_changes = ()
         if plan.provided and run.submission.module_text is not None:
             from grader.provided import changes
-            run.provided_changes = changes(run.submission.module_text, plan.student_functions, dict(plan.provided))
+            run.provided_changes = changes(run.submission.module_text, plan.student_functions, plan.provided)
     return run.provided_changes
 
 

@@ -155,9 +155,10 @@ class Plan:
     files: tuple[AssignmentFile, ...] = field(repr=False, default=())  # what a remote worker needs
     hidden_directory: Path | None = None
     notebook_cells: str = "definitions"  # "all": a notebook's every cell runs, as Jupyter's Run All
-    # The handout's provided parts (name, digest of its syntax tree), from provided.json: what a
-    # submission's engine is compared with. Empty when the assignment ships no fingerprint.
-    provided: tuple[tuple[str, str], ...] = field(repr=False, default=())
+    # The handout's provided parts (name, digest of its syntax tree, SHA-256 of a function's lines),
+    # from provided.json: what a submission's engine is compared with (grader.provided). Empty when
+    # the assignment ships no fingerprint.
+    provided: tuple[tuple[str, str, str], ...] = field(repr=False, default=())
 
     @property
     def student_functions(self) -> tuple[str, ...]:
@@ -215,7 +216,8 @@ class SpecText:
 
 def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidden_directory: Path | None,
             digest: str, files: tuple[AssignmentFile, ...] = (), handout: str | None = None,
-            provided: tuple[str, tuple[tuple[str, ...], dict[str, str]] | str] | None = None) -> Plan:
+            provided: tuple[str, tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]] | str] | None = None
+            ) -> Plan:
     """Validate the public spec (and the hidden one) against their scenario files' indexes; raise
     every problem at once. ``handout`` (the provided submission file's text), when given, is where
     each task's ``functions`` must exist. ``provided``: the fingerprint file's path and what it holds
@@ -246,7 +248,7 @@ def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidde
                 notebook_cells=top["notebook_cells"])
 
 
-def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str], ...]:
+def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str, str], ...]:
     """The fingerprint's parts, once it is known to be for these tasks' functions."""
     if provided is None:
         return ()
@@ -259,7 +261,7 @@ def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str], ...]:
     if sorted(student) != named:
         raise SpecError(path, None, None, f"was made for the student functions {', '.join(sorted(student)) or 'none'}, "
                         f"but the tasks name {', '.join(named) or 'none'}; {regenerate}")
-    return tuple(parts.items())
+    return parts
 
 
 def _check_names(checker: Fields, document: MarkedDict, top: dict) -> None:

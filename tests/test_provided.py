@@ -97,10 +97,31 @@ def test_a_form_feed_is_no_line_break_so_no_function_takes_its_neighbours_digest
 
 
 def test_changes_name_what_was_changed_or_removed():
-    handout = {name: part.digest for name, part in provided.parts(HANDOUT).items()}
+    handout = [(name, part.digest, part.text) for name, part in provided.parts(HANDOUT).items()]
     assert provided.changes(HANDOUT, (), handout) == ()
     edited = HANDOUT.replace("def _as_tensor(", "def _as_tensor_renamed(", 1).replace(
         "def _make(data, inputs, vjp):", "def _make(data, inputs, vjp):\n    data = data * 1", 1)
     found = provided.changes(edited, (), handout)
     assert [(c.name, c.kind) for c in found] == [("_as_tensor", "removed"), ("_make", "changed")]
     assert found[1].first_line == edited.splitlines().index("def _make(data, inputs, vjp):") + 1
+
+
+def test_the_handouts_functions_are_known_by_their_text_and_no_tree_is_dumped(monkeypatch):
+    # The fingerprint keeps each provided function's lines' SHA-256: a submission that leaves them as
+    # they are needs no dump of their syntax trees, and gets the very digests a dump gives.
+    fingerprint = provided.fingerprint(HANDOUT, ())
+    student, handout = provided.read_fingerprint(fingerprint)
+    assert all(text for name, _, text in handout if name not in ("Tensor", "GradientTape", provided.MODULE_LEVEL))
+    dumped = []
+    monkeypatch.setattr(provided, "_without_docstring", lambda node: dumped.append(node) or node)
+    assert provided.changes(HANDOUT, student, handout) == ()
+    assert dumped == [], "a function with the handout's lines was dumped anyway"
+    edited = HANDOUT.replace("def _make(data, inputs, vjp):", "def _make(data, inputs, vjp):\n    data = data * 1", 1)
+    assert [change.name for change in provided.changes(edited, student, handout)] == ["_make"]
+    assert len(dumped) == 1, "only the edited function is dumped"
+
+
+def test_a_fingerprint_with_a_malformed_text_is_refused():
+    document = provided.fingerprint(ENGINE, ()).replace('"text": "', '"text": "not hex ', 1)
+    with pytest.raises(ValueError):
+        provided.read_fingerprint(document)
