@@ -99,7 +99,7 @@ class Sandbox:
         self._budget = Budget()
         self._cgroup: Container | None = None  # this sandbox's cgroup, reused while provably empty
         self._current: ZygoteLink | None = None
-        self._prestart_memory: int | None = None  # the memory limit of a zygote prestart() began
+        self._prestarted_job: dict | None = None  # the job settings of a zygote prestart() began
         self._aborted = False
         self._reset()
         self._spawn(warden)  # a warden started earlier (spawn.Warden) is adopted as it is
@@ -188,7 +188,7 @@ class Sandbox:
         """End the current submission: kill its processes, delete its job folder, keep the warden
         warm when that is safe (else retire it; the next ``send_job`` spawns a fresh one)."""
         self._end_zygote()
-        self._prestart_memory = None
+        self._prestarted_job = None
         self._budget = Budget()
         if self.plan is not None and not self.plan.reusable and not self._warden_dead:
             self._retire_warden()
@@ -300,7 +300,9 @@ class Sandbox:
                  code: CodeType | None = None) -> None:
         """Start one submission: a fresh job folder holding only the submission, a fresh zygote.
 
-        ``job`` holds the limits and forbidden imports (``Rubric.job()``); no program. ``source``
+        ``job`` holds the limits and forbidden imports (``commands.job()``); no program. They go to
+        the zygote with its plan (it is isolated before its job comes); the job is the submission
+        alone. ``source``
         is the submission's content as the grader checked it (default: the file's content now),
         and ``code`` the module compiled from it, which the zygote then runs instead of compiling
         the file again; its filename should be the submission's name."""
@@ -311,7 +313,7 @@ class Sandbox:
                 self._end_zygote()
                 self._reset()
             self._start_zygote(job)
-        self._prestart_memory = None
+        self._prestarted_job = None
         zygote, job_dir = self._current, self.job_dir
         assert zygote is not None and job_dir is not None and self.plan is not None
         target = job_dir / submission.name
@@ -322,7 +324,7 @@ class Sandbox:
         self.plan.prepare_file(target)
         self.output_limit = job["output_limit"]
         # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
-        config = {**job, "kind": "job", "submission": str(target), "module": module, "job_dir": str(job_dir)}
+        config = {"kind": "job", "submission": str(target), "module": module}  # its limits went with the plan
         if code is not None:
             config["code"] = pack_code(code)
         zygote.send(config)
@@ -334,12 +336,12 @@ class Sandbox:
         if self._closed or self._aborted or self._current is not None or self.job_dir is not None:
             return
         self._start_zygote(job)
-        self._prestart_memory = job["memory_mb"]
+        self._prestarted_job = job
 
     def _prestarted_for(self, job: dict) -> bool:
         """Whether a zygote started by :meth:`prestart` waits, alive, for a job of these limits."""
         zygote = self._current
-        if zygote is None or self._prestart_memory != job["memory_mb"]:
+        if zygote is None or self._prestarted_job != job:
             return False
         for key, _ in self._selector.select(0):  # what came while nobody listened (its end, say)
             self._event(key.fd)
@@ -358,7 +360,8 @@ class Sandbox:
         container = self._container_for(self.plan, job)
         self._current = zygote = ZygoteLink(pipes, Intake(self._budget, window=self.at_once), container,
                                             self._selector)
-        plan = self.plan.child_config(job_folder.path)
+        plan = {**self.plan.child_config(job_folder.path), "memory_mb": job["memory_mb"],
+                "forbidden": list(job["forbidden"])}
         if zygote.container is not None:
             plan["cgroup"] = zygote.container.joins
             moved, self._warden_move = self._warden_move, None

@@ -2,14 +2,16 @@
 
 The zygote is forked for one submission (by the warden, or an ordinary user's keeper) and is
 given only its own fresh pipes: the job pipe it reads its job and run commands from, the
-result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It reads its
-job (no warden ever held a byte of it), sets resource limits, applies Landlock, drops to the sandbox
-user (as root) or its capabilities (in a user namespace), loads the seccomp filter, blocks forbidden
-imports, and only then imports the student's module. Then, per run command (which carries that
-one program and the channel to use), it forks one scenario process that runs the program (compiled
-by the grader) and writes exactly one framed result on its channel's result pipe, its stdout and
-stderr on the channel's output pipes; the zygote reports how the process ended. One at a time,
-unless the commands allow several at once (``grader check``'s public scenarios, on two cores).
+result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It sets
+resource limits, applies Landlock, drops to the sandbox user (as root) or its capabilities (in a
+user namespace), loads the seccomp filter and blocks forbidden imports (all of it from its plan:
+the limits and forbidden modules are the assignment's), and only then reads its job (the
+submission: no warden ever held a byte of it) and imports the student's module. Then, per run
+command (which carries that one program and the channel to use), it forks one scenario process
+that runs the program (compiled by the grader) and writes exactly one framed result on its
+channel's result pipe, its stdout and stderr on the channel's output pipes; the zygote reports how
+the process ended. One at a time, unless the commands allow several at once (``grader check``'s
+public scenarios, on two cores).
 
 Everything after the student's import is untrusted, so nothing here decides anything: the grader
 checks every byte it gets back against values that never enter this process. Standard library
@@ -135,14 +137,16 @@ def run(plan, fds, kept, contained, join):
     os.dup2(fds["stderr"], 2)
     os.close(fds["stdout"])
     os.close(fds["stderr"])
+    results = fds["results"]
+    # Everything but the submission itself is in the plan: the zygote is isolated before its job
+    # comes (a zygote started ahead of a save waits isolated, and its job finds it ready).
+    os.chdir(plan["job_dir"])
+    os.environ.update(HOME=plan["job_dir"], TMPDIR=plan["job_dir"])
+    isolation = _isolate(plan, contained)
+    _block_imports(plan["forbidden"], results)
     job = receive(fds["job"])
     if job is None:  # the grader gave up on this zygote before sending its job
         os._exit(0)
-    results = fds["results"]
-    os.chdir(job["job_dir"])
-    os.environ.update(HOME=job["job_dir"], TMPDIR=job["job_dir"])
-    isolation = _isolate(plan, job, contained)
-    _block_imports(job["forbidden"], results)
     send(results, {"kind": "sandbox", "isolation": isolation})
     module = _import_submission(job, results)
     _serve(module, fds, results, job["submission"])
@@ -264,7 +268,7 @@ def join_cgroups(plan, contained=()):
 
 
 
-def _isolate(plan, job, contained):
+def _isolate(plan, contained):
     """Limits, Landlock, the sandbox user (or no capabilities), seccomp: all before any student code.
 
     Landlock comes before the drop because its rules are built from paths opened with root's
@@ -275,7 +279,7 @@ def _isolate(plan, job, contained):
     """
     achieved = ["rlimits"]
     mb = 1024 * 1024
-    limits = [(resource.RLIMIT_AS, job["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
+    limits = [(resource.RLIMIT_AS, plan["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
               (resource.RLIMIT_FSIZE, plan["file_size_mb"] * mb)]
     if plan.get("nproc"):
         limits.append((resource.RLIMIT_NPROC, _process_limit(plan, contained)))
