@@ -2,11 +2,12 @@
 
 The sandbox's interpreter (numpy imported) and the grader's own modules and assignment stay
 loaded between runs, and the next zygote is started while nobody waits, so a re-check costs the
-submission's import and the scenarios: see benchmarks/README.md. The files are polled (a
-``stat`` each, every few ms: no watcher library, and it sees an editor's
-write-to-a-temporary-then-rename as well as an in-place write). A save caught half-written is
-checked as it is, and checked again when the next write lands. The assignment's own files are
-watched too: an edited spec is reloaded.
+submission's import and the scenarios: see benchmarks/README.md. The files' stamps (a ``stat``
+each) decide what changed: looked at as soon as the kernel reports a save in their folders
+(inotify, :mod:`grader.file_events`), and on a timer whatever it reports, so that an editor's
+write-to-a-temporary-then-rename, an in-place write and a folder that sends no event are all seen.
+A save caught half-written is checked as it is, and checked again when the next write lands. The
+assignment's own files are watched too: an edited spec is reloaded.
 Ctrl-C ends it at once (the sandbox's processes are killed on the way out).
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import GraderError
+from grader.file_events import FolderEvents
 from grader.records import record
 from grader.sandbox.launcher import Sandbox
 from grader.spec import SPEC_FILE
@@ -29,7 +31,8 @@ if TYPE_CHECKING:
     from grader.spec_cache import SpecCache
 
 CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # cursor home, clear the screen, clear the scrollback
-POLL_SECONDS = 0.005
+POLL_SECONDS = 0.005        # how often the stamps are looked at where the kernel reports no saves
+EVENTS_POLL_SECONDS = 0.05  # and where it does (it wakes the watcher at once: the timer is a fallback)
 View = Callable[["SubmissionResult | None", "Assignment | None", float, "str | None"], str]
 
 
@@ -83,23 +86,25 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
     seen = {each: stamp(each) for each in files}
     assignment, problem = loaded()
     cache = trusted_cache()
-    while True:
-        started = time.monotonic()
-        result = _check(path, assignment, seed, sandbox, cache) if assignment is not None else None
-        show((CLEAR if clear else "") + render(result, assignment, time.monotonic() - started, problem))
-        sandbox.stop()  # readied for the next save while nobody waits: a fresh zygote, waiting for it
-        if assignment is not None:
-            sandbox.prestart(commands.job(assignment))
-        now = _wait_for_change(files, seen)
-        if assignment is None or any(now[each] != seen[each] for each in spec_files):
-            assignment, problem = loaded()
-        seen = now
+    with FolderEvents({each.parent for each in files}) as events:
+        while True:
+            started = time.monotonic()
+            result = _check(path, assignment, seed, sandbox, cache) if assignment is not None else None
+            show((CLEAR if clear else "") + render(result, assignment, time.monotonic() - started, problem))
+            sandbox.stop()  # readied for the next save while nobody waits: a fresh zygote, waiting for it
+            if assignment is not None:
+                sandbox.prestart(commands.job(assignment))
+            now = _wait_for_change(files, seen, events)
+            if assignment is None or any(now[each] != seen[each] for each in spec_files):
+                assignment, problem = loaded()
+            seen = now
 
 
-def _wait_for_change(files: tuple[Path, ...], seen: dict[Path, Stamp | None]) -> dict[Path, Stamp | None]:
+def _wait_for_change(files: tuple[Path, ...], seen: dict[Path, Stamp | None],
+                     events: FolderEvents) -> dict[Path, Stamp | None]:
     """Block until a file's stamp changes (and the submission exists); the new stamps."""
     while True:
-        time.sleep(POLL_SECONDS)
+        events.wait(EVENTS_POLL_SECONDS if events.active else POLL_SECONDS)
         now = {path: stamp(path) for path in files}
         if now != seen and now[files[0]] is not None:
             return now
