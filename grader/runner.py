@@ -163,14 +163,24 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
                     timed_out_tasks.add(scenarios[index].task)
                 run.outcomes[index] = outcome
                 position += 1
-                verdict = judge(index, outcome) if judge is not None else None
-                if verdict is not None:
-                    run.judged[index] = verdict
+                if judge is not None:
+                    _judge_waiting(run, judge)
                 changed_parts(run, plan)  # the grader's own work (once), done while the next programs run
             if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:
                 break  # a run timed out or killed its zygote: the rest start again in a fresh one
         _note_forbidden(run, sandbox)
     return run
+
+
+def _judge_waiting(run: Run, judge: EarlyJudge) -> None:
+    """Judge every outcome of ``run`` not judged yet (the one just in, and those that came before
+    ``judge`` could judge them), while the sandbox runs the next programs; stop at the first it
+    cannot judge yet (see :func:`judge_as_they_come`)."""
+    for index in [index for index in run.outcomes if index not in run.judged]:
+        verdict = judge(index, run.outcomes[index])
+        if verdict is None:
+            return
+        run.judged[index] = verdict
 
 
 def _note_forbidden(run: Run, sandbox: Sandbox) -> None:
