@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from made_assignments import scenario_assignment
 
 from grader import commands, load_assignment
 from grader.sandbox.launcher import Sandbox
@@ -78,18 +79,18 @@ def test_a_warden_that_dies_before_the_move_leaves_a_sandbox_that_still_starts(m
 def test_scenario_processes_have_the_collector_on_and_the_start_up_frozen(tmp_path):
     # The warden freezes what numpy's import made (out of every collection in every fork); a
     # student's code still has a working collector for what it makes.
-    folder = tmp_path / "gc"
-    folder.mkdir()
-    (folder / "assignment.yaml").write_text(
-        "id: gc\ntitle: gc\nsubmission: sub.py\nscenario_file: scenarios.py\ntasks: [{id: t, title: t}]\n"
-        "scenarios: [{id: collector, title: collector, task: t, points: 1}]\n")
-    (folder / "scenarios.py").write_text(
-        "from grader.scenario import scenario\n\n@scenario\ndef collector(sub):\n    import gc\n"
-        "    class Cycle:\n        pass\n    a = Cycle(); a.me = a\n    del a\n"
-        "    return {'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count() > 1000, 'freed': gc.collect() >= 1}\n\n"
-        "@collector.check\ndef _(got):\n    assert got == {'enabled': True, 'frozen': True, 'freed': True}, got\n")
-    (folder / "sub.py").write_text("x = 1\n")
-    done = subprocess.run([sys.executable, "-m", "grader", "check", str(folder / "sub.py"), "--json"],
+    body = """
+        import gc
+        class Cycle:
+            pass
+        a = Cycle()
+        a.me = a
+        del a
+        frozen = gc.get_freeze_count() > 1000
+        return {"y": int(gc.isenabled() and frozen and gc.collect() >= 1)}
+        """
+    folder = scenario_assignment(tmp_path / "gc", [("collector", body, 5)])
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(folder / "squares.py"), "--json"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
