@@ -23,8 +23,9 @@ def main() -> None:
     sandbox = None
     if checking:
         # A check makes nearly all of its objects while it imports (numpy, click, the checks), and
-        # they live to its end: the cyclic collector's passes over them find nothing to free and
-        # cost the student ~10% of the check. Off until the check is done (Session.resume_collector).
+        # they live to its end: the cyclic collector's passes over them find nothing to free, and
+        # are a good part of a check's CPU (benchmarks/README.md). Off until the check is done
+        # (Session.resume_collector).
         gc.disable()
         from grader.sandbox.spawn import Warden
         warden = Warden()

@@ -27,7 +27,7 @@ def mini():
 
 def test_the_console_script_reaches_the_warden_spawn_without_heavy_imports():
     # What entry.py imports before it spawns the warden: each module here would delay the warden's
-    # own numpy import, which a check waits for (typing alone took ~11 ms).
+    # own numpy import, which a check waits for (benchmarks/README.md says what typing cost).
     probe = ("import sys\nbefore = set(sys.modules)\nimport grader.entry, grader.sandbox.spawn\n"
              "print(' '.join(sorted(set(sys.modules) - before)))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
