@@ -106,8 +106,8 @@ def read_fingerprint(text: str) -> tuple[tuple[str, ...], tuple[HandoutPart, ...
     student = document["student_functions"]
     provided = tuple((name, entry["digest"], entry.get("text", "")) for name, entry in document["parts"].items())
     if not all(isinstance(name, str) for name in student) or not all(
-            isinstance(item, str) and (item == "" or index < 2 or _HEX.fullmatch(item))
-            for part in provided for index, item in enumerate(part)):
+            isinstance(name, str) and isinstance(digest, str) and isinstance(key, str)
+            and (key == "" or _HEX.fullmatch(key)) for name, digest, key in provided):
         raise ValueError("malformed fingerprint")
     return tuple(student), provided
 

@@ -28,6 +28,7 @@ from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
 from grader.visibility import Scope, Visibility
 
 if TYPE_CHECKING:
+    from grader.provided import HandoutPart
     from grader.scenario import Scenario
 
 SPEC_FILE = "assignment.yaml"
@@ -158,7 +159,7 @@ class Plan:
     # The handout's provided parts (name, digest of its syntax tree, SHA-256 of a function's lines),
     # from provided.json: what a submission's engine is compared with (grader.provided). Empty when
     # the assignment ships no fingerprint.
-    provided: tuple[tuple[str, str, str], ...] = field(repr=False, default=())
+    provided: tuple[HandoutPart, ...] = field(repr=False, default=())
 
     @property
     def student_functions(self) -> tuple[str, ...]:
@@ -216,8 +217,7 @@ class SpecText:
 
 def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidden_directory: Path | None,
             digest: str, files: tuple[AssignmentFile, ...] = (), handout: str | None = None,
-            provided: tuple[str, tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]] | str] | None = None
-            ) -> Plan:
+            provided: tuple[str, tuple[tuple[str, ...], tuple[HandoutPart, ...]] | str] | None = None) -> Plan:
     """Validate the public spec (and the hidden one) against their scenario files' indexes; raise
     every problem at once. ``handout`` (the provided submission file's text), when given, is where
     each task's ``functions`` must exist. ``provided``: the fingerprint file's path and what it holds
@@ -248,7 +248,7 @@ def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidde
                 notebook_cells=top["notebook_cells"])
 
 
-def _provided(provided, tasks: list[Task]) -> tuple[tuple[str, str, str], ...]:
+def _provided(provided, tasks: list[Task]) -> tuple[HandoutPart, ...]:
     """The fingerprint's parts, once it is known to be for these tasks' functions."""
     if provided is None:
         return ()

@@ -301,11 +301,10 @@ class Sandbox:
         """Start one submission: a fresh job folder holding only the submission, a fresh zygote.
 
         ``job`` holds the limits and forbidden imports (``commands.job()``); no program. They go to
-        the zygote with its plan (it is isolated before its job comes); the job is the submission
-        alone. ``source``
-        is the submission's content as the grader checked it (default: the file's content now),
-        and ``code`` the module compiled from it, which the zygote then runs instead of compiling
-        the file again; its filename should be the submission's name."""
+        the zygote with its plan (it is isolated before its job comes), and its job pipe gets the
+        submission alone. ``source`` is the submission's content as the grader checked it (default:
+        the file's content now), and ``code`` the module compiled from it, which the zygote then runs
+        instead of compiling the file again; its filename should be the submission's name."""
         if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
         if not self._prestarted_for(job):
@@ -368,8 +367,9 @@ class Sandbox:
             if moved is not None and moved.done():  # the warden is in it already: it need not move itself
                 for entry in plan["cgroup"]:
                     entry["warden_in"] = entry["procs"] == str(moved.folder / "cgroup.procs")
-        # The plan goes to the warden, with the zygote's pipes; the job (the submission's code, its
-        # name, its limits) goes into the zygote's own job pipe: no warden holds a byte of it.
+        # The plan (the job's limits and forbidden modules among it) goes to the warden, with the
+        # zygote's pipes; the job (the submission's code, its name) goes into the zygote's own job
+        # pipe: no warden holds a byte of it.
         if not self._warden.start(plan, pipes.child_ends()):
             self._dead = self._warden_dead = True
         pipes.close_child_ends()
