@@ -83,7 +83,9 @@ def test_results_stream_back_as_they_land(mini, tmp_path):
 def test_closing_stops_what_runs_at_once(mini, tmp_path):
     loops = [submit(tmp_path / f"loop{n}", "squares.py", "while True: pass") for n in range(2)]
     quick = submit(tmp_path / "quick", "squares.py")
-    executor = LocalExecutor(mini, workers=2)
+    # A sandbox for each job: with fewer, the loops may be lent them first, and the quick one would
+    # wait for a loop's time-out (which jobs the threads reach first is the scheduler's choice).
+    executor = LocalExecutor(mini, workers=3)
     stream = executor.grade([GradingJob("quick", quick, 1), *(GradingJob(f"l{n}", p, 1) for n, p in enumerate(loops))],
                             Scope.PUBLIC)
     first = next(stream)
