@@ -97,7 +97,7 @@ def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...])
         # As the sandbox would (no -O), under the name its tracebacks show.
         code = compile(module.text, module.filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as error:
-        return _with(submission, format_syntax_error(error, name, module.locate))
+        return _with(submission, format_syntax_error(error, name, module.text, module.locate))
     except (ValueError, RecursionError, MemoryError) as error:
         return _with(submission, f"{name} cannot be parsed: {error}")
     found = []
@@ -130,9 +130,10 @@ def _sha256(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
-def format_syntax_error(error: SyntaxError, name: str, locate: Callable[[int], str] | None = None) -> str:
-    """``file, line N: message`` then the line and a caret under the column."""
-    return f"{_where(name, error.lineno, locate)}: {error.msg}" + syntax_error_excerpt(error)
+def format_syntax_error(error: SyntaxError, name: str, source: str,
+                        locate: Callable[[int], str] | None = None) -> str:
+    """``file, line N: message`` then the line of ``source`` (what was compiled) and a caret under the column."""
+    return f"{_where(name, error.lineno, locate)}: {error.msg}" + syntax_error_excerpt(error, source)
 
 
 def _mentions(code: CodeType, forbidden: tuple[str, ...]) -> bool:

@@ -127,6 +127,46 @@ def test_a_syntax_error_in_cell_7_is_reported_as_cell_7(folder):
     assert result["error"].startswith("autodiff.ipynb, cell 7, line 2: ")
 
 
+def test_a_syntax_error_quotes_the_cells_own_line_wherever_the_grader_runs(folder):
+    # CPython fills a SyntaxError's text by reading its file name from the disk: run in the
+    # notebook's own folder, that read the .ipynb's JSON. The quoted line is the cell's, in the
+    # console, the JSON error, Gradescope's results and the student's page alike.
+    handout = nbformat.read(EXERCISE / "autodiff.ipynb", as_version=4)
+    number = next(i for i, cell in enumerate(handout.cells, start=1) if cell.id == "task-1")
+    lines = handout.cells[number - 1].source.splitlines()
+    at = max(i for i, text in enumerate(lines, start=1) if "raise NotImplementedError" in text)
+    broken = lines[at - 1].rstrip().removesuffix(")")
+    handout.cells[number - 1].source = "\n".join([*lines[:at - 1], broken, *lines[at:]])
+    work = folder / "work"
+    shutil.copytree(EXERCISE, work)
+    nbformat.write(handout, work / "autodiff.ipynb")
+    expected = f"autodiff.ipynb, cell {number}, line {at}: '(' was never closed\n    {broken.strip()}\n    "
+    console = grader("check", "autodiff.ipynb", cwd=work)
+    assert expected in console.stdout.replace("\n       ", "\n    "), console.stdout
+    result = json.loads(grader("check", "--json", "autodiff.ipynb", cwd=work).stdout)
+    assert result["error"].startswith(expected), result["error"]
+    # A .py beside another autodiff.py: the line is the checked file's.
+    (folder / "elsewhere").mkdir()
+    (folder / "elsewhere" / "autodiff.py").write_text("x = 1\ny = (\n")
+    other = json.loads(grader("check", "--json", "--assignment", str(work), "elsewhere/autodiff.py",
+                              cwd=folder).stdout)
+    assert other["error"] == "autodiff.py, line 2: '(' was never closed\n    y = (\n        ^"
+    # grade, run in the folder of the submissions: Gradescope's file and the student's page.
+    (folder / "class").mkdir()
+    nbformat.write(handout, folder / "class" / "alice.ipynb")
+    out = folder / "out"
+    done = grader("grade", ".", "--assignment", str(work), "--solutions", str(ROOT / "solutions" / "autodiff"),
+                  "--out", str(out), "--format", "gradescope", cwd=folder / "class")
+    assert done.returncode == 1, done.stderr
+    expected = expected.replace("autodiff.ipynb", "alice.ipynb")
+    gradescope = json.loads((out / "gradescope" / "alice.json").read_text())
+    assert expected in gradescope["output"], gradescope["output"]
+    assert grader("report", str(out), "--with-students").returncode == 0
+    import html
+    page = html.unescape((out / "students" / "alice.html").read_text())
+    assert expected in page, page
+
+
 def test_a_traceback_points_at_the_cell_and_line(folder):
     source = SOLUTION.read_text().replace("        return Tensor(self.data)   #",
                                           "        return 1 / 0   #")

@@ -206,18 +206,20 @@ def _source(cell: dict, name: str, number: int) -> str:
 
 def _parse(lines: tuple[str, ...], name: str, number: int, cell_id: str | None) -> ast.Module:
     """One cell's syntax tree; a syntax error names the cell and the line in it."""
+    source = "".join(lines)
     try:
-        return python_ast.parse("".join(lines), filename=name)
+        return python_ast.parse(source, filename=name)
     except SyntaxError as error:
         where = CellLine(number, cell_id, error.lineno or 1)
-        raise NotebookError(format_cell_syntax_error(error, where, name)) from None
+        raise NotebookError(format_cell_syntax_error(error, where, name, source)) from None
     except (ValueError, RecursionError, MemoryError) as error:
         raise NotebookError(f"{name}, cell {number} cannot be parsed: {error}") from None
 
 
-def format_cell_syntax_error(error: SyntaxError, where: CellLine, name: str) -> str:
-    """``autodiff.ipynb, cell 7, line 3: message``, then the line and a caret, as for a ``.py``."""
-    return f"{where.describe(name)}: {error.msg}" + syntax_error_excerpt(error)
+def format_cell_syntax_error(error: SyntaxError, where: CellLine, name: str, source: str) -> str:
+    """``autodiff.ipynb, cell 7, line 3: message``, then the cell's line (of ``source``, the cell's
+    code) and a caret, as for a ``.py``."""
+    return f"{where.describe(name)}: {error.msg}" + syntax_error_excerpt(error, source)
 
 
 def _blank(lines: tuple[str, ...], dropped: list[Dropped]) -> tuple[str, ...]:

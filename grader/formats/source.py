@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
@@ -49,11 +50,21 @@ class ReadContext:
                    cache=cache)
 
 
-def syntax_error_excerpt(error: SyntaxError) -> str:
-    """The line of a syntax error and a caret under its column, indented ("" without a line)."""
-    if not error.text:
+_LINE_BREAK = re.compile(r"\r\n?|\n")   # the line breaks Python's tokenizer counts (\f and \v are not)
+
+
+def syntax_error_excerpt(error: SyntaxError, source: str) -> str:
+    """The line of a syntax error in ``source`` (the text that was compiled) and a caret under its
+    column, indented ("" when the error names no line of it).
+
+    The line is taken from ``source``, never from ``error.text``: for a file name, CPython fills
+    ``text`` by reading that name from the disk, so a notebook's error would quote a line of the
+    ``.ipynb``'s JSON, and a module named ``autodiff.py`` a line of whatever ``autodiff.py`` lies
+    in the current folder."""
+    lines = _LINE_BREAK.split(source)
+    if not error.lineno or not 0 < error.lineno <= len(lines) or not lines[error.lineno - 1].strip():
         return ""
-    line = error.text.rstrip("\n")
+    line = lines[error.lineno - 1]
     stripped = line.lstrip()
     caret = max((error.offset or 1) - 1 - (len(line) - len(stripped)), 0)
     return f"\n    {stripped}\n    {' ' * caret}^"
