@@ -342,7 +342,11 @@ def gradescope_package(context: click.Context, assignment_dir: Path, solutions: 
               help="The seed of the scenarios' inputs. Default: one derived from the assignment's digest.")
 @click.pass_context
 def gradescope_run(context: click.Context, root: Path | None, hidden_visibility: str, seed: int | None) -> None:
-    """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it)."""
+    """Inside Gradescope: grade ROOT/submission into ROOT/results/results.json (run_autograder calls it).
+
+    Whatever fails, results.json is written (score 0, saying why; the details in the log) and the
+    exit status is 0: Gradescope shows the student nothing without it.
+    """
     with _errors_to_exit_codes(context):
         from grader.gradescope_package import default_root, run_in_gradescope
 

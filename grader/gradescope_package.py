@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader import atomic
 from grader.discovery import find_submission
-from grader.errors import UsageError
+from grader.errors import GraderError, UsageError
 from grader.loading import load_assignment
 from grader.report import gradescope
 from grader.runner import grade_submission
@@ -145,8 +145,21 @@ def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HI
     """Grade the submission in ``root/submission`` and write ``root/results/results.json``.
 
     ``seed`` defaults to :func:`assignment_seed`. ``log`` receives lines for the instructor's log
-    (Gradescope keeps stdout from students): the seed, and a container too small for the limits
-    (read from the cgroup file system under ``cgroup``)."""
+    (Gradescope keeps stdout from students): the seed, a container too small for the limits (read
+    from the cgroup file system under ``cgroup``), and why a submission could not be graded.
+
+    Whatever goes wrong (the assignment does not load, an extra is missing, a bug of ours), a
+    ``results.json`` is written, score 0 and saying why: without one, Gradescope shows the student
+    only that the autograder failed, and the instructor nothing."""
+    try:
+        document = _graded(root, hidden_visibility, seed, log, cgroup)
+    except Exception as error:  # every failure: the student still gets a results.json that says why
+        document = _not_graded(error, log)
+    atomic.write_text(root / "results" / "results.json", json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return document
+
+
+def _graded(root: Path, hidden_visibility: str, seed: int | None, log: Callable[[str], None], cgroup: Path) -> dict:
     source = root / "source"
     assignment = load_assignment(source / "assignment", hidden=source / "solutions")
     _check_visibility(assignment, hidden_visibility)
@@ -157,16 +170,31 @@ def run_in_gradescope(root: Path, hidden_visibility: str = gradescope.DEFAULT_HI
     if container is not None:
         for note in memory_notes(assignment, container):
             log(f"Warning: {note}")
-    results_file = root / "results" / "results.json"
     submission, rivals = find_submission(root / "submission", assignment.submission)
     if submission is None:
-        document = {"score": 0.0, "output": _not_found(root / "submission", assignment.submission, rivals),
-                    "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+        return {"score": 0.0, "output": _not_found(root / "submission", assignment.submission, rivals),
+                "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    result = grade_submission(submission, assignment, seed=seed, scope="all")
+    return gradescope.to_results_json(result, hidden_visibility=hidden_visibility)
+
+
+def _not_graded(error: Exception, log: Callable[[str], None]) -> dict:
+    """The results.json of a run that could not grade: for the student, what happened; for the
+    instructor's log, the error (and, for a bug of ours, its traceback: Gradescope has no --debug)."""
+    if isinstance(error, GraderError):
+        for line in str(error).splitlines():
+            log(f"Error: {line}")
+        output = (f"The autograder could not grade this submission: {error}\n\nThis is a problem of the "
+                  "autograder's setup, not of your work: tell your instructors.")
     else:
-        result = grade_submission(submission, assignment, seed=seed, scope="all")
-        document = gradescope.to_results_json(result, hidden_visibility=hidden_visibility)
-    atomic.write_text(results_file, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    return document
+        import traceback
+        log(f"Error: internal error in the grader: {type(error).__name__}: {error}")
+        for line in traceback.format_exception(error):
+            log(line.rstrip("\n"))
+        output = ("The autograder could not grade this submission: it failed with an internal error (not a "
+                  "problem of your work). Your instructors can see why in the autograder's log; tell them.")
+    return {"score": 0.0, "output": output, "output_format": "text", "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": []}
 
 
 def container_memory_mb(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:

@@ -1,8 +1,10 @@
-"""Build a wheel of the installed grader, offline, for the Gradescope package.
+"""Build a wheel of the installed grader, offline, for the Gradescope package and the handout.
 
 A wheel is a zip of the package files plus a ``.dist-info`` folder (PEP 427). Building it from
 the installed package (rather than with pip from a source tree) works for editable and regular
-installs alike, needs no network and takes milliseconds.
+installs alike, needs no network and takes milliseconds. Its ``METADATA`` and ``entry_points.txt``
+are the installed distribution's own (:mod:`grader.distribution`): the dependencies and the extras
+(``Provides-Extra``, the ``extra == "notebook"`` markers) exactly as ``pyproject.toml`` declares them.
 """
 
 from __future__ import annotations
@@ -11,29 +13,29 @@ import base64
 import hashlib
 import io
 import zipfile
+from email.parser import HeaderParser
 from pathlib import Path
 
 import grader
+from grader import distribution
 
-NAME, DIST = "autodiff-grader", "autodiff_grader"
-REQUIRES = ("numpy>=1.26", "click>=8.1", "pyyaml>=6.0")
+DIST = "autodiff_grader"
 
 
 def build_wheel() -> tuple[str, bytes]:
     """(file name, bytes) of a py3-none-any wheel of the ``grader`` package as installed."""
-    version = grader.__version__
+    metadata = distribution.metadata_text()
+    version = HeaderParser().parsestr(metadata, headersonly=True)["Version"]
     package = Path(grader.__file__).parent
     files: dict[str, bytes] = {}
     for path in sorted(package.rglob("*")):
         if path.is_file() and path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
             files[f"grader/{path.relative_to(package).as_posix()}"] = path.read_bytes()
     info = f"{DIST}-{version}.dist-info"
-    files[f"{info}/METADATA"] = "\n".join(
-        ["Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {version}", "Requires-Python: >=3.11",
-         *(f"Requires-Dist: {r}" for r in REQUIRES), ""]).encode()
+    files[f"{info}/METADATA"] = metadata.encode()
     files[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: autodiff-grader\nRoot-Is-Purelib: true\n"
                               b"Tag: py3-none-any\n")
-    files[f"{info}/entry_points.txt"] = b"[console_scripts]\ngrader = grader.entry:main\n"
+    files[f"{info}/entry_points.txt"] = distribution.entry_points_text().encode()
     record = [f"{name},sha256={_digest(data)},{len(data)}" for name, data in files.items()]
     files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
     buffer = io.BytesIO()

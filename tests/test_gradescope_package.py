@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import email.parser
+import importlib.util
+import io
 import json
 import os
 import shutil
-import site
 import stat
 import subprocess
 import sys
-import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+import grader
 from grader.gradescope_package import GRADER_OVERHEAD_MB, SETUP_SH, assignment_seed, container_memory_mb, memory_notes
 from grader.loading import load_assignment
 
@@ -25,8 +28,10 @@ SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.jso
 
 @pytest.fixture(scope="module")
 def autograder(tmp_path_factory) -> dict:
-    """The zip built by the real CLI, unpacked as Gradescope lays it out, installed by its setup.sh
-    into a fresh virtual environment (the dependencies come from this environment, offline)."""
+    """The zip built by the real CLI, unpacked as Gradescope lays it out, and installed by its own
+    setup.sh into a fresh virtual environment as on Gradescope: pip resolves the wheel with its
+    notebook extra and takes every dependency from the package registry (pip's cache makes a rerun
+    quick). Nothing of this environment's packages is visible there."""
     work = tmp_path_factory.mktemp("gradescope")
     archive = work / "autograder.zip"
     subprocess.run([sys.executable, "-m", "grader", "gradescope-package", "--assignment",
@@ -41,15 +46,25 @@ def autograder(tmp_path_factory) -> dict:
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    here = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
-    Path(purelib, "outer-dependencies.pth").write_text("\n".join(sorted(here)) + "\n")
-    env = {**os.environ, "PYTHON": str(python), "PIP_NO_INDEX": "1"}
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["PYTHON"] = str(python)
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True,
-                           cwd=work)
+                           cwd=work, timeout=600)
     assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert "does not provide the extra" not in setup.stdout + setup.stderr, setup.stdout + setup.stderr
     return {"archive": archive, "root": root, "python": python, "env": env}
+
+
+def solved_notebook(folder: Path) -> Path:
+    """The reference solution as the handout notebook (solutions/make_notebook.py makes both)."""
+    spec = importlib.util.spec_from_file_location("make_notebook", ROOT / "solutions" / "make_notebook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = folder / "solved.ipynb"
+    path.write_text(module.make_notebook((ROOT / "solutions" / "autodiff" / "autodiff.py").read_text(),
+                                         (ROOT / "exercises" / "autodiff" / "README.md").read_text(),
+                                         (ROOT / "solutions" / "autodiff" / "autodiff.py").read_text()))
+    return path
 
 
 def run_autograder(autograder: dict, submission: Path | None, *names: str,
@@ -77,10 +92,30 @@ def test_the_zip_holds_what_gradescope_needs_and_no_solution(autograder):
     assert not any(name.endswith("/autodiff.py") for name in names), "the reference solution must not ship"
 
 
-def test_the_installed_grader_comes_from_the_wheel(autograder):
-    where = subprocess.run([str(autograder["python"]), "-c", "import grader; print(grader.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=autograder["root"]).stdout
-    assert str(autograder["python"].parent.parent) in where
+def test_the_installed_grader_comes_from_the_wheel_with_its_notebook_extra(autograder):
+    probe = ("import grader, importlib.metadata as m, nbformat, fastjsonschema\n"
+             "print(grader.__file__)\nprint(m.metadata('autodiff-grader').get_all('Provides-Extra'))")
+    where, extras = subprocess.run([str(autograder["python"]), "-c", probe], capture_output=True, text=True,
+                                   check=True, cwd=autograder["root"], env=autograder["env"]).stdout.splitlines()
+    assert where.startswith(str(autograder["python"].parent.parent))
+    assert "'notebook'" in extras and "'jupyter'" in extras
+    # The wheel's metadata is the installed distribution's own: one list of dependencies, extras included.
+    bundle = zipfile.ZipFile(autograder["archive"])
+    wheel = zipfile.ZipFile(io.BytesIO(bundle.read(next(n for n in bundle.namelist() if n.endswith(".whl")))))
+    metadata = wheel.read(f"autodiff_grader-{grader.__version__}.dist-info/METADATA").decode()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    headers = email.parser.HeaderParser().parsestr(metadata)
+    assert headers.get_all("Provides-Extra") == list(declared["optional-dependencies"])
+    assert headers.get_all("Requires-Dist") == [*declared["dependencies"], *(
+        f'{requirement}; extra == "{extra}"' for extra, requirements in declared["optional-dependencies"].items()
+        for requirement in requirements)]
+
+
+def test_an_uploaded_notebook_is_graded(autograder):
+    done, results = run_autograder(autograder, solved_notebook(autograder["root"].parent), "autodiff.ipynb")
+    assert done.returncode == 0, done.stderr
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 100, results["output"]
 
 
 def test_reference_solution_gets_full_marks(autograder):
@@ -200,3 +235,44 @@ def test_container_memory_is_read_from_the_cgroup(tmp_path):
     assignment = load_assignment(ROOT / "exercises" / "autodiff")
     assert memory_notes(assignment, container_mb=2048) == []
     assert "at most 640 in assignment.yaml" in memory_notes(assignment, container_mb=768)[0]
+
+
+def scratch_root(tmp_path: Path, submission: Path) -> Path:
+    """A Gradescope-like root laid out by hand: the exercise, its solutions, one uploaded file."""
+    root = tmp_path / "autograder"
+    shutil.copytree(ROOT / "exercises" / "autodiff", root / "source" / "assignment")
+    shutil.copytree(ROOT / "solutions" / "autodiff", root / "source" / "solutions")
+    (root / "submission").mkdir(parents=True)
+    shutil.copy(submission, root / "submission" / f"autodiff{submission.suffix}")
+    return root
+
+
+def gradescope_run(root: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "gradescope-run", "--root", str(root)],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+
+
+def test_a_run_that_cannot_grade_still_writes_results_that_say_why(tmp_path):
+    # nbformat missing where the notebook is graded (a package built without the extra): it says so.
+    shadow = tmp_path / "shadow" / "nbformat"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('nbformat is not installed here')\n")
+    root = scratch_root(tmp_path / "missing-extra", solved_notebook(tmp_path))
+    done = gradescope_run(root, PYTHONPATH=str(shadow.parent))
+    assert done.returncode == 0, done.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and results["tests"] == []
+    assert results["output"].startswith("The autograder could not grade this submission: reading a notebook "
+                                        "needs nbformat, which is not installed")
+    assert "Error: reading a notebook needs nbformat" in done.stdout   # the instructor's log
+    # An assignment that does not load: the spec error, for the student and in the log.
+    root = scratch_root(tmp_path / "broken-spec", ROOT / "solutions" / "autodiff" / "autodiff.py")
+    spec = root / "source" / "assignment" / "assignment.yaml"
+    spec.write_text(spec.read_text().replace("time_limit", "time_limimt", 1))
+    done = gradescope_run(root)
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    assert done.returncode == 0 and results["score"] == 0
+    assert "The autograder could not grade this submission: " in results["output"]
+    assert "time_limimt" in results["output"] and "time_limimt" in done.stdout
