@@ -17,18 +17,34 @@ def write_text(path: Path, text: str, durable: bool = True) -> None:
         stream.write(text)
 
 
+def write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+    """:func:`write_text` for bytes (a zip)."""
+    with _temporary(path) as handle, os.fdopen(handle, "wb") as stream:
+        stream.write(data)
+        stream.flush()
+        if durable:
+            os.fsync(stream.fileno())
+
+
 @contextlib.contextmanager
 def replacing(path: Path, durable: bool = True) -> Iterator[TextIO]:
     """A text stream (UTF-8, no newline translation) that becomes ``path`` only if the block ends
     without an exception: written to a temporary file in the same folder, synced, renamed."""
+    with _temporary(path) as handle, os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+        yield stream
+        stream.flush()
+        if durable:
+            os.fsync(stream.fileno())
+
+
+@contextlib.contextmanager
+def _temporary(path: Path) -> Iterator[int]:
+    """The descriptor of a new temporary file beside ``path``, renamed to ``path`` when the block
+    ends without an exception (the caller has closed it by then), removed when it raises."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            yield stream
-            stream.flush()
-            if durable:
-                os.fsync(stream.fileno())
+        yield handle
         os.replace(temporary, path)
     except BaseException:
         try:

@@ -2,8 +2,10 @@
 
 The handout is the exercise folder (the submission file as students start from it, the README, the
 public scenarios and their spec, and anything else in the folder but caches and dotfiles), as a zip
-under ``<assignment id>/``. Nothing is written when :func:`grader.leaks.find_leaks` finds a secret in a
-file, or when the audit's basic guarantees fail (the reference earns every point on every seed, the
+under ``<assignment id>/``, with what students need to run ``grader check``: the grader's own wheel
+(:mod:`grader.wheel`) and, in the README, a section with the one command that installs it
+(:func:`install_section`). Nothing is written when :func:`grader.leaks.find_leaks` finds a secret in
+a file, or when the audit's basic guarantees fail (the reference earns every point on every seed, the
 handout none): :class:`ReleaseRefused` lists every problem.
 """
 
@@ -15,6 +17,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from grader import atomic
 from grader.audit.verdicts import FindingKind
 from grader.errors import GraderError
 from grader.leaks import find_leaks, secrets_of
@@ -24,6 +27,7 @@ from grader.records import record
 BASIC_GUARANTEES = (FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS)
 SKIPPED = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.py[co]$")   # caches and dotfiles are never released
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)   # fixed: the same folder gives the same zip, byte for byte
+README = "README.md"
 
 
 class ReleaseRefused(GraderError):
@@ -80,23 +84,63 @@ def release(assignment_dir: Path, out: Path, *, solutions_dir: Path | None = Non
                  if finding.kind in BASIC_GUARANTEES]
     if problems:
         raise ReleaseRefused(problems)
-    _write_atomically(out, zip_bytes(assignment.id, released))
+    released = with_the_grader(released, assignment.submission)
+    atomic.write_bytes(out, zip_bytes(assignment.id, released))  # a reader sees the old zip or the new one
     return Released(out, tuple(path for path, _ in sorted(released)), seeds)
 
 
-def _write_atomically(path: Path, content: bytes) -> None:
-    """A reader sees the old zip or the new one, never half of one."""
-    import os
-    import tempfile
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+def with_the_grader(files: list[tuple[str, bytes]], submission: str) -> list[tuple[str, bytes]]:
+    """The handout's files with the grader's wheel beside them and, in ``README.md`` (made when
+    the folder has none), the section that says how to install it."""
+    from grader.wheel import build_wheel
+    wheel_name, wheel = build_wheel()
+    names = {path for path, _ in files}
+    notebook = f"{submission.rsplit('.', 1)[0]}.ipynb"
+    section = install_section(wheel_name, submission, notebook if notebook in names else None)
+    readme = dict(files).get(README, b"").decode("utf-8")
+    kept = [(path, content) for path, content in files if path not in (README, wheel_name)]
+    return [*kept, (wheel_name, wheel), (README, add_section(readme, section).encode())]
+
+
+def install_section(wheel_name: str, submission: str, notebook: str | None = None) -> str:
+    """The README section of a handout: the one command that installs the grader from the wheel
+    beside it, with the notebook extra, the same on Linux, macOS and Windows (in WSL), and how to
+    run it after. Pure."""
+    checks = f"`.venv/bin/grader check` checks `{submission}`" + (
+        f", and `.venv/bin/grader check {notebook}` the notebook" if notebook else "")
+    return f"""## Installing the grader
+
+`grader check` comes with this folder: `{wheel_name}` is the grader. It needs Python 3.11 or
+newer (`python3 --version` tells; the one macOS comes with is older: install a newer one from
+python.org or Homebrew), on Linux, macOS, or Windows in WSL (open the WSL terminal, not PowerShell).
+From this folder, in a terminal, run once:
+
+```sh
+{install_command(wheel_name)}
+```
+
+It makes a virtual environment, `.venv`, in this folder (nothing else on your machine changes) and
+installs the grader there with what it needs (numpy, click, pyyaml, and nbformat for notebooks, from
+the Python Package Index). Then {checks}; after `source .venv/bin/activate` in a terminal,
+`grader check` alone does. For `%grader check` inside Jupyter, install the grader where the
+notebook's kernel runs: run `%pip install "./{wheel_name}[jupyter]"` in a cell of the notebook.
+"""
+
+
+def install_command(wheel_name: str) -> str:
+    """The command a student runs in the handout's folder to install the grader (with the notebook extra)."""
+    return f'python3 -m venv .venv && .venv/bin/python -m pip install "./{wheel_name}[notebook]"'
+
+
+def add_section(readme: str, section: str) -> str:
+    """``readme`` with ``section`` before its first second-level heading (after its title and its
+    introduction), else at its end; ``section`` alone for an empty one."""
+    if not readme.strip():
+        return section
+    at = readme.find("\n## ")
+    if at < 0:
+        return f"{readme.rstrip()}\n\n{section}"
+    return f"{readme[:at + 1]}{section}\n{readme[at + 1:]}"
 
 
 def _folder_files(folder: Path) -> Iterator[tuple[str, bytes]]:

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
@@ -311,3 +312,33 @@ def test_an_assignment_may_grade_every_cell_of_a_notebook(folder):
     spec.write_text(spec.read_text().replace("notebook_cells: all", "notebook_cells: some"))
     wrong = grader("check", "--assignment", str(exercise), str(path))
     assert wrong.returncode == 2 and "notebook_cells: must be definitions or all, got 'some'" in wrong.stderr
+
+
+def test_without_nbformat_the_error_gives_a_pip_command_that_works_where_it_is_printed(folder):
+    # An environment with the grader and everything else of this one but nbformat and fastjsonschema
+    # (a .pth to a folder of links): what a student who installed the grader without the extra has.
+    packages = Path(sysconfig.get_paths()["purelib"])
+    visible = folder / "visible"
+    visible.mkdir()
+    for entry in packages.iterdir():
+        if not entry.name.lower().startswith(("nbformat", "fastjsonschema")):
+            (visible / entry.name).symlink_to(entry)
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], check=True, capture_output=True, text=True).stdout.strip()
+    Path(purelib, "visible.pth").write_text(f"{visible}\n")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    path = folder / "autodiff.ipynb"
+    path.write_text(notebook_of(SOLUTION.read_text()))
+    command = [str(venv / "bin" / "python"), "-m", "grader", "check", "--assignment", str(EXERCISE), str(path)]
+    refused = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    prefix = "Error: reading a notebook needs nbformat, which is not installed: "
+    assert refused.stderr.startswith(prefix), refused.stderr
+    printed = refused.stderr.strip()[len(prefix):]
+    assert printed.startswith(f"{venv / 'bin' / 'python'} -m pip install 'nbformat>=")
+    installed = subprocess.run(printed, shell=True, capture_output=True, text=True, env=env, timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    checked = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,8 +36,44 @@ def test_a_sound_assignment_is_released_as_its_exercise_folder(sound, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no leak found, the reference is full on 3 seeds and the handout earns nothing" in done.stdout
     names = zipfile.ZipFile(out).namelist()
-    assert names == ["sound/README.md", "sound/assignment.yaml", "sound/powers.py", "sound/scenarios.py"]
+    wheel = f"autodiff_grader-{grader_version()}-py3-none-any.whl"
+    assert names == ["sound/README.md", "sound/assignment.yaml", f"sound/{wheel}", "sound/powers.py",
+                     "sound/scenarios.py"]
     assert zipfile.ZipFile(out).read("sound/powers.py") == (sound / "powers.py").read_bytes()
+    readme = zipfile.ZipFile(out).read("sound/README.md").decode()
+    original = (sound / "README.md").read_text()
+    assert readme.startswith(original.rstrip() + "\n\n## Installing the grader\n")   # no section: at its end
+    assert f'python3 -m venv .venv && .venv/bin/python -m pip install "./{wheel}[notebook]"' in readme
+
+
+def grader_version() -> str:
+    import grader as package
+    return package.__version__
+
+
+def test_a_student_installs_the_grader_from_the_handout_with_its_readme_command(tmp_path):
+    # The real handout, unpacked as a student gets it; the one command its README gives, run as it is
+    # written (in a fresh venv, every package from the registry); then grader check, there, on the
+    # notebook: the installed grader, not this one, reads it.
+    out = tmp_path / "handout.zip"
+    done = grader("release", "--assignment", str(ROOT / "exercises" / "autodiff"), "--out", str(out), "--seeds",
+                  "1", "-j", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    zipfile.ZipFile(out).extractall(tmp_path)
+    handout = tmp_path / "autodiff"
+    readme = (handout / "README.md").read_text()
+    section = readme[readme.index("## Installing the grader"):readme.index("\n## ", readme.index("## Installing") + 3)]
+    [command] = re.findall(r"```sh\n(.+?)\n```", section)
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    installed = subprocess.run(command, shell=True, cwd=handout, capture_output=True, text=True, env=env,
+                               timeout=600)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "does not provide the extra" not in installed.stdout + installed.stderr
+    checked = subprocess.run([str(handout / ".venv" / "bin" / "grader"), "check", "autodiff.ipynb"], cwd=handout,
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert checked.returncode == 1, checked.stdout + checked.stderr   # the stub: nothing done yet
+    assert "Checking autodiff.ipynb against the public scenarios" in checked.stdout
+    assert "TODO" in checked.stdout and "Error" not in checked.stderr
 
 
 def plant_task_body(exercise: Path) -> str:

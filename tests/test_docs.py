@@ -53,3 +53,10 @@ def test_git_does_not_track_generated_files():
     if not tracked:
         pytest.skip("not a git checkout")
     assert not [name for name in tracked if "__pycache__" in name or name.endswith(".pyc")]
+
+
+def test_the_readme_gives_students_the_install_command_the_handout_gives():
+    import grader
+    from grader.release import install_command
+    assert install_command(f"autodiff_grader-{grader.__version__}-py3-none-any.whl") in README
+    assert "pip install 'autodiff-grader[" not in README   # no package index has it under that name

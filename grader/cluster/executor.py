@@ -44,8 +44,9 @@ try:
     from distributed.scheduler import KilledWorker
     from distributed.security import Security
 except ImportError as missing:  # the extra is not installed
-    raise UsageError("--scheduler needs the dask extra: pip install 'autodiff-grader[dask]' "
-                     f"({missing.name} is not installed)") from None
+    from grader.distribution import install_command
+    raise UsageError(f"--scheduler needs the dask extra ({missing.name} is not installed): "
+                     f"{install_command('dask')}") from None
 
 import grader
 from grader.cluster import worker as remote

@@ -1,7 +1,8 @@
 """A Jupyter notebook submission: read it, and build the module the sandbox imports from its code.
 
 No kernel ever runs: the notebook is read as JSON, validated by nbformat (the optional extra
-``pip install 'autodiff-grader[notebook]'``; a ``.py`` submission never imports it), and its
+``notebook``, whose packages the error names when they are missing; a ``.py`` submission never
+imports it), and its
 code cells become one Python module, cell after cell, each line where it is in its cell
 (nbformat's schema is checked without importing nbformat: see :mod:`grader.formats.notebook_schema`):
 

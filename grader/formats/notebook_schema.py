@@ -28,7 +28,12 @@ from grader.errors import UsageError
 if TYPE_CHECKING:
     from grader.spec_cache import SpecCache
 
-EXTRA = "pip install 'autodiff-grader[notebook]'"
+
+
+def _install() -> str:
+    """The command that installs the notebook extra where this grader runs (an error path only)."""
+    from grader.distribution import install_command
+    return install_command("notebook")
 
 
 def schema_problem(notebook: dict, cache: SpecCache | None = None) -> str | None:
@@ -87,7 +92,7 @@ def _nbformat_problem(notebook: dict) -> str | None:
     try:
         import nbformat
     except ImportError:
-        raise UsageError(f"reading a notebook needs nbformat, which is not installed: {EXTRA}") from None
+        raise UsageError(f"reading a notebook needs nbformat, which is not installed: {_install()}") from None
     import copy
     import warnings
     with warnings.catch_warnings():
@@ -127,7 +132,7 @@ def _generate(text: str, name: str):
     source = fastjsonschema.compile_to_code(json.loads(text))
     if _EXCEPTIONS_IMPORT not in source:  # another fastjsonschema's layout: keep its own import
         raise UsageError(f"this fastjsonschema ({fastjsonschema.VERSION}) writes validators the grader does not "
-                         f"know; install the version {EXTRA} brings")
+                         f"know; install the version this brings: {_install()}")
     return compile(source.replace(_EXCEPTIONS_IMPORT, ""), f"<nbformat schema {name}>", "exec")
 
 
@@ -141,7 +146,7 @@ def _exceptions():
     file = _package_file("fastjsonschema", "exceptions.py")
     spec = importlib.util.spec_from_file_location("grader._fastjsonschema_exceptions", file)
     if spec is None or spec.loader is None:
-        raise UsageError(f"fastjsonschema's {file} cannot be loaded: reinstall it ({EXTRA})")
+        raise UsageError(f"fastjsonschema's {file} cannot be loaded: reinstall it: {_install()}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -151,7 +156,7 @@ def _package_file(package: str, name: str) -> Path:
     """A file of an installed package, found without importing the package."""
     found = importlib.util.find_spec(package)
     if found is None or not found.submodule_search_locations:
-        raise UsageError(f"reading a notebook needs {package}, which is not installed: {EXTRA}")
+        raise UsageError(f"reading a notebook needs {package}, which is not installed: {_install()}")
     return Path(list(found.submodule_search_locations)[0]) / name
 
 
