@@ -7,9 +7,10 @@ misconceptions, each failure's details in a collapsible block, and the lines of 
 were not graded. Needs IPython only to show it (the ``jupyter`` extra); the CLI never imports
 this module.
 
-Which file: the one given, else the notebook the kernel runs (VS Code's ``__vsc_ipynb_file__``,
-Jupyter's ``__session__`` or ``JPY_SESSION_NAME``), else the assignment's submission named
-``.ipynb`` in the current folder. The grader checks the file on disk, so in a notebook the
+Which file: the one given, else the notebook the kernel runs as its frontend tells it (VS Code's
+``__vsc_ipynb_file__``, Jupyter's ``__session__`` or ``JPY_SESSION_NAME``); when no frontend says
+(nbconvert, a plain IPython), the check refuses and asks for the name, rather than guess a file of
+the folder (the notebook may be a copy, ``autodiff-Copy1.ipynb``). The grader checks the file on disk, so in a notebook the
 check first asks the frontend to save (the classic Notebook, before version 7, does on request;
 JupyterLab, Notebook 7 and VS Code do not run the request), waits for the file to change, and
 when it does not, says so above the result: save, then check again.
@@ -69,7 +70,7 @@ class CheckReport:
 def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.PathLike | None = None,
           seed: int | None = None, save: bool = True, namespace: dict | None = None) -> CheckReport:
     """Check ``notebook`` (default: the one this kernel runs) on the public scenarios."""
-    path = Path(notebook) if notebook is not None else find_notebook(namespace or _user_namespace(), assignment)
+    path = Path(notebook) if notebook is not None else find_notebook(namespace or _user_namespace())
     notes: tuple[str, ...] = ()
     if save and _in_a_notebook() and not save_and_wait(path):
         saved = time.strftime("%H:%M:%S", time.localtime(path.stat().st_mtime)) if path.exists() else "never"
@@ -91,21 +92,22 @@ def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.Pat
     return CheckReport(result=result, title=_title(path, assignment), notes=notes)
 
 
-def find_notebook(namespace: dict, assignment: str | os.PathLike | None = None) -> Path:
-    """The notebook this kernel runs, as the frontends tell it, else ``<submission stem>.ipynb`` here."""
-    for told in (namespace.get("__vsc_ipynb_file__"), namespace.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
-        if isinstance(told, str) and told.endswith(".ipynb"):
-            # JupyterLab tells the path from the server's root; the kernel runs in the notebook's folder.
-            for candidate in (Path(told), Path(Path(told).name)):
-                if candidate.is_file():
-                    return candidate
-    folder = Path(assignment) if assignment is not None else Path.cwd()
-    name = _submission_name(folder)
-    if name is not None:
-        candidate = Path(Path(name).stem + ".ipynb")
-        if candidate.is_file():
-            return candidate
-    raise UsageError("cannot tell which notebook to check: pass it, e.g. %grader check autodiff.ipynb")
+def find_notebook(namespace: dict) -> Path:
+    """The notebook this kernel runs, as its frontend tells it; a :class:`UsageError` asking for the
+    name when no frontend says (nbconvert, a plain IPython) or the file it names is not there. Never
+    a guess: a kernel running ``autodiff-Copy1.ipynb`` must not check the ``autodiff.ipynb`` beside it."""
+    told = [name for name in (namespace.get("__vsc_ipynb_file__"), namespace.get("__session__"),
+                              os.environ.get("JPY_SESSION_NAME")) if isinstance(name, str) and name.endswith(".ipynb")]
+    for name in told:
+        # JupyterLab tells the path from the server's root; the kernel runs in the notebook's folder.
+        for candidate in (Path(name), Path(Path(name).name)):
+            if candidate.is_file():
+                return candidate
+    if told:
+        raise UsageError(f"Jupyter says this kernel runs {told[0]}, which is not in {Path.cwd()}: pass the "
+                         f"notebook's path, e.g. %grader check {Path(told[0]).name}")
+    raise UsageError("cannot tell which notebook this kernel runs (Jupyter did not say, as under nbconvert or a "
+                     "plain IPython): pass its name, e.g. %grader check autodiff.ipynb")
 
 
 def save_and_wait(path: Path, wait: float | None = None) -> bool:
@@ -141,16 +143,6 @@ def _user_namespace() -> dict:
         return {}
     shell = get_ipython()
     return shell.user_ns if shell is not None else {}
-
-
-def _submission_name(folder: Path) -> str | None:
-    from grader.spec import SPEC_FILE
-    from grader.spec_yaml import parse
-    spec = folder / SPEC_FILE
-    if not spec.is_file():
-        return None
-    name = parse(spec.read_text(encoding="utf-8"), str(spec)).get("submission")
-    return name if isinstance(name, str) else None
 
 
 def _title(path: Path, assignment: str | os.PathLike | None) -> str:

@@ -80,7 +80,7 @@ def test_usage_and_errors_are_shown_not_raised(folder):
     assert "Error: missing.ipynb does not exist" in shown["text"]
     empty = folder.parent / "empty"
     empty.mkdir()
-    assert "cannot tell which notebook to check" in run_cell("%grader check", empty)["text"]
+    assert "cannot tell which notebook this kernel runs" in run_cell("%grader check", empty)["text"]
 
 
 def _solved_notebook(folder: Path, source: str | None = None) -> Path:
@@ -94,17 +94,27 @@ def _solved_notebook(folder: Path, source: str | None = None) -> Path:
     return path
 
 
-def test_a_notebook_checks_itself_found_by_its_name_or_the_frontends_word(folder):
+def test_a_notebook_checks_itself_by_the_frontends_word_and_never_guesses(folder):
     source = SOLUTION.read_text().replace("        return Tensor(self.data)   #", "        return self   #")
     _solved_notebook(folder, source)
-    shown = run_cell("%grader check --seed 2", folder)  # no name: the assignment's, as a notebook
-    assert shown["passed"] is False and "autodiff.ipynb" in shown["text"]
-    assert "detach() returned y itself" in shown["html"]
+    shutil.copy(folder / "autodiff.ipynb", folder / "autodiff-Copy1.ipynb")
+    _solved_notebook(folder)   # autodiff.ipynb now passes; the copy still fails
+    # No frontend says which notebook runs (nbconvert, a plain IPython): refused, never autodiff.ipynb.
+    refused = run_cell("%grader check --seed 2", folder)
+    assert refused["score"] is None
+    assert refused["text"].startswith("Error: cannot tell which notebook this kernel runs"), refused["text"]
+    assert "%grader check autodiff.ipynb" in refused["text"]
+    # JupyterLab's word (the path from the server's root; the kernel runs in the notebook's folder).
+    told = run_cell("import os\nos.environ['JPY_SESSION_NAME'] = 'course/week2/autodiff-Copy1.ipynb'\n"
+                    "import grader.notebook\ngrader.notebook.check(seed=2)", folder)
+    assert told["passed"] is False and "autodiff-Copy1.ipynb" in told["text"]
     elsewhere = folder.parent / "elsewhere"
     elsewhere.mkdir()
-    told = run_cell(f"__vsc_ipynb_file__ = {str(folder / 'autodiff.ipynb')!r}\n"
-                    f"import grader.notebook\ngrader.notebook.check(assignment={str(folder)!r}, seed=2)", elsewhere)
-    assert told["score"] == shown["score"]
+    vscode = run_cell(f"__vsc_ipynb_file__ = {str(folder / 'autodiff-Copy1.ipynb')!r}\n"
+                      f"import grader.notebook\ngrader.notebook.check(assignment={str(folder)!r}, seed=2)", elsewhere)
+    assert vscode["score"] == told["score"]
+    missing = run_cell("__session__ = 'gone.ipynb'\n%grader check", folder)
+    assert missing["text"].startswith("Error: Jupyter says this kernel runs gone.ipynb, which is not in ")
 
 
 def test_the_notebooks_left_out_lines_are_listed(folder):
