@@ -66,6 +66,33 @@ class Session:
             self.take_sandbox().close()
 
 
+class SeveralValuesCommand(click.Command):
+    """A command whose repeatable choice options (``--format``) also take several values after one
+    flag: ``--format canvas moodle lti`` is ``--format canvas --format moodle --format lti``. The
+    values that follow a flag are taken while they are among its choices (so a following argument,
+    an output folder, is left alone); ``--`` ends them."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        several = {name: option.type.choices for option in self.params
+                   if isinstance(option, click.Option) and option.multiple and isinstance(option.type, click.Choice)
+                   for name in option.opts}
+        spread: list[str] = []
+        flag, own_value = None, False   # the flag whose values follow; whether the next arg is its own
+        for at, arg in enumerate(args):
+            if arg == "--":
+                return super().parse_args(ctx, spread + args[at:])
+            if own_value:
+                own_value = False
+            elif flag is not None and arg in several[flag]:
+                spread.append(flag)
+            else:
+                name, equals, _ = arg.partition("=")
+                flag = name if name in several else None
+                own_value = flag is not None and not equals
+            spread.append(arg)
+        return super().parse_args(ctx, spread)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="autodiff-grader")
 @click.option("--debug", is_flag=True, help="Show the grader's own traceback on an internal error.")
@@ -147,7 +174,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
 
 
-@main.command()
+@main.command(cls=SeveralValuesCommand)
 @click.argument("submissions", type=click.Path(exists=True, path_type=Path))
 @click.option("--assignment", "assignment_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The assignment folder (holding assignment.yaml).")
@@ -161,7 +188,8 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
               help="The seed of every scenario's inputs. Default: the seed OUT already used, else a random one.")
 @click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
 @click.option("--format", "output_formats", type=click.Choice(["native", *GRADEBOOK_FORMATS]), multiple=True,
-              help="Also write (repeat for several): gradescope: gradescope/<id>.json (results.json format); "
+              help="Also write (several after one --format, or repeated): gradescope: gradescope/<id>.json "
+                   "(results.json format); "
                    "canvas, moodle, lti: OUT/canvas.csv, OUT/moodle.csv, OUT/lti-scores.jsonl, gradebooks those "
                    "import as they are. native (the default): results/<id>.json only.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
@@ -250,14 +278,15 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
         context.exit(ExitCode.FAILED if failed else ExitCode.OK)
 
 
-@main.command()
+@main.command(cls=SeveralValuesCommand)
 @click.argument("out", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the HTML report. Default: OUT/report.html.")
 @click.option("--with-students", is_flag=True,
               help="Also write each student's feedback page, OUT/students/<id>.html, and a table linking to them.")
 @click.option("--format", "output_formats", type=click.Choice(GRADEBOOK_FORMATS[1:]), multiple=True,
-              help="Also write an LMS gradebook (repeat for several): canvas, moodle or lti, as grader grade does.")
+              help="Also write LMS gradebooks (several after one --format, or repeated): canvas, moodle, lti, as "
+                   "grader grade does.")
 @_gradebook_options
 @click.pass_context
 def report(context: click.Context, out: Path, html_path: Path | None, with_students: bool,

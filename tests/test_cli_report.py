@@ -256,3 +256,28 @@ def test_usage_errors(tmp_path, graded_class):
     bad.write_text("name,points\nann,3\n")
     done = run("report", str(out), "--format", "canvas", "--roster", str(bad))
     assert done.returncode == 2 and "bad.csv:1: no column names a student" in done.stderr
+
+
+def test_several_formats_follow_one_format_flag_as_the_readme_writes_them(graded_class, tmp_path):
+    out, _ = graded_class
+    for name in ("canvas.csv", "moodle.csv", "lti-scores.jsonl"):
+        (out / name).unlink(missing_ok=True)
+    done = run("report", str(out), "--format", "canvas", "moodle", "lti", "--moodle-identity", "username")
+    assert done.returncode == 0, done.stderr
+    assert all((out / name).is_file() for name in ("canvas.csv", "moodle.csv", "lti-scores.jsonl"))
+    (out / "canvas.csv").unlink()
+    (out / "lti-scores.jsonl").unlink()
+    done = run("report", "--format", "lti", "canvas", str(out))   # the values stop at OUT
+    assert done.returncode == 0, done.stderr
+    assert (out / "canvas.csv").is_file() and (out / "lti-scores.jsonl").is_file()
+    # grade too, mixed with a repeated flag.
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "ann.py").write_text((Path(__file__).parent.parent / "exercises" / "autodiff" /
+                                                "autodiff.py").read_text())
+    graded = tmp_path / "out"
+    done = run("grade", str(tmp_path / "class"), "--assignment", str(Path(__file__).parent.parent / "exercises" /
+                                                                     "autodiff"),
+               "--out", str(graded), "--format", "gradescope", "lti", "--format", "moodle")
+    assert done.returncode == 0, done.stderr
+    assert (graded / "gradescope" / "ann.json").is_file() and (graded / "lti-scores.jsonl").is_file()
+    assert (graded / "moodle.csv").is_file()
