@@ -77,13 +77,15 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         found = _only(found, options.shard)
     folder.save_identities(found.identities)
     problems, ignored = found.problems, tuple(found.ignored)
+    late = {student for student, identity in found.identities.items() if identity.late}
     # Each submission found is let go once it is reused or handed to the executor (and the
     # identities once saved): what the batch holds per student is its row alone.
     pending = deque(found.submissions)
     del found
     seed = folder.seed(assignment, options.seed, new_seed())
     max_score = max_score_of(assignment)
-    rows = {student: StudentRow.of(student, None, problem, max_score) for student, problem in problems.items()}
+    rows = {student: StudentRow.of(student, None, problem, max_score, late=student in late)
+            for student, problem in problems.items()}
     progress = Progress(total=len(pending) + len(problems), done=len(problems), ungradable=len(problems))
     if not options.gradescope:
         folder.drop_gradescope()
@@ -97,7 +99,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
             continue
         result, document = previous
         _render_derived(folder, item.student_id, result, options, document)
-        rows[item.student_id] = StudentRow.of(item.student_id, result, None)
+        rows[item.student_id] = StudentRow.of(item.student_id, result, None, late=item.student_id in late)
         progress.done += 1
         progress.reused += 1
         progress.ungradable += result.error is not None
@@ -107,7 +109,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     def finished(student_id: str, result: SubmissionResult) -> None:
         result = replace(result, student_id=student_id)
         _render_derived(folder, student_id, result, options)
-        rows[student_id] = StudentRow.of(student_id, result, None)
+        rows[student_id] = StudentRow.of(student_id, result, None, late=student_id in late)
         progress.graded_one(below_full=result.score < result.max_score, ungradable=result.error is not None)
         progress.running = [item for item in progress.running if item[0] != student_id]
         on_update(progress)

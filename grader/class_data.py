@@ -155,7 +155,7 @@ class ClassBuilder:
         """Add a student's stored document; returns the result it holds (None: it holds none)."""
         result = result_of(document)
         if result is None:
-            row = StudentRow.of(student_id, None, UNREADABLE, self.summary.get("max_score"))
+            row = StudentRow.of(student_id, None, UNREADABLE, self.summary.get("max_score"), late=self._late(student_id))
             self.students.append(StudentRecord(row, bytes(len(self.index)), _no_durations(len(self.index)),
                                                (), (), None, modified))
             return None
@@ -181,7 +181,7 @@ class ClassBuilder:
 
     def _record(self, student_id: str, result: SubmissionResult, places: tuple[int, ...] | None,
                 recorded_changes: bool, modified: float | None) -> StudentRecord:
-        row = StudentRow.of(student_id, result, None)
+        row = StudentRow.of(student_id, result, None, late=self._late(student_id))
         width = len(self.index)
         durations = _no_durations(width)
         found: list[tuple[int, str]] = []
@@ -202,6 +202,10 @@ class ClassBuilder:
                              # Results before schema version 2 do not record provided_changes at all.
                              result.provided_changes if recorded_changes else None, modified)
 
+    def _late(self, student_id: str) -> bool:
+        identity = self.identities.get(student_id)
+        return identity is not None and identity.late
+
     def _shared(self, value: tuple) -> tuple:
         return self.shared.setdefault(value, value)
 
@@ -219,7 +223,8 @@ class ClassBuilder:
             student_id = entry.get("student_id")
             if isinstance(student_id, str) and student_id not in seen:
                 seen.add(student_id)
-                row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score)
+                row = StudentRow.of(student_id, None, str(entry.get("reason") or "not graded"), max_score,
+                                    late=self._late(student_id))
                 students.append(StudentRecord(row, bytes(width), _no_durations(width), ()))
         students.sort(key=lambda student: student.student_id)
         tasks = tuple(TaskInfo(task, self.task_titles.get(task, task),

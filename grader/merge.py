@@ -58,7 +58,9 @@ def merge_outputs(sources: Sequence[Path], out: Path) -> Merged:
                 raise UsageError(f"{student} is in {previous[0].folder.path} and in {source.folder.path} with "
                                  "different results: merge folders of different students (the shards of a "
                                  "class), or regrade one of them")
-    rows = [StudentRow.of(student, result, problem, first.max_score)
+    late = {student for source in folders for student, identity in source.folder.identities().items()
+            if identity.late and student in source.manifest.students}
+    rows = [StudentRow.of(student, result, problem, first.max_score, late=student in late)
             for student, (_, result, problem) in sorted(entries.items())]
     manifest = Manifest(first.assignment, first.assignment_digest, first.seed, first.grader_version, first.max_score,
                         first.columns, {row.student_id: None if row.has_result else row.error for row in rows},

@@ -76,9 +76,11 @@ def write_report(out: Path, *, html_path: Path | None = None, with_students: boo
 
     def page(student_id: str, result: SubmissionResult | None, document: dict) -> None:
         if pages is not None and result is not None:
-            name = identities[student_id].display_name if student_id in identities else student_id
-            pages.write(student_id, render_student_page(student_id, result, display_name=name, title=title,
-                                                        hidden_shown_to=hidden_shown_as(document)))
+            identity = identities.get(student_id)
+            pages.write(student_id, render_student_page(student_id, result, title=title,
+                                                        display_name=identity.display_name if identity else student_id,
+                                                        hidden_shown_to=hidden_shown_as(document),
+                                                        late=identity is not None and identity.late))
 
     data = load_class(out, page, identities=identities)  # the class report itself names no one
     stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
@@ -97,7 +99,7 @@ def write_report(out: Path, *, html_path: Path | None = None, with_students: boo
             if not student.row.has_result or student.row.error == UNREADABLE:
                 pages.write(student.student_id, render_student_page(
                     student.student_id, None, display_name=data.identity(student.student_id).display_name,
-                    title=data.title, error=student.row.error))
+                    title=data.title, error=student.row.error, late=student.row.late))
     return ReportFiles(target, out / "report", pages.finish() if pages is not None else None)
 
 

@@ -83,20 +83,22 @@ class StudentRow:
     columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
     statuses: bytes               # aligned with columns: STATUS_CODES places
     provided_changes: str = ""    # the parts of the provided engine it changed, for the gradebook
+    late: bool = False            # the LMS marked the submission late (Canvas's _LATE_ in the download's name)
 
     @classmethod
     def of(cls, student_id: str, result: SubmissionResult | None, error: str | None,
-           max_score: float | None = None) -> StudentRow:
-        """A result's row; or, for ``result`` None, an error row saying ``error``, out of ``max_score``."""
+           max_score: float | None = None, *, late: bool = False) -> StudentRow:
+        """A result's row; or, for ``result`` None, an error row saying ``error``, out of ``max_score``.
+        ``late``: as the download's name says (:attr:`~grader.lms_names.Identity.late`)."""
         if result is None:
-            return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), b"")
+            return cls(sys.intern(student_id), 0.0, max_score, error or "not graded", False, (), b"", late=late)
         columns = _columns(tuple((s.id, s.title, s.task, s.max_points) for s in result.scenarios))
         statuses = bytes([CODE_OF[s.status] for s in result.scenarios])
         reason = result.error.splitlines()[0] if result.error else None
         changed = "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
                             for change in result.provided_changes)
         return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, statuses,
-                   changed)
+                   changed, late)
 
     @property
     def graded(self) -> bool:
@@ -145,7 +147,8 @@ def summarize(rows: Iterable[StudentRow], *, max_score: float | None = None,
     graded); ``histogram``: ``BINS`` bins over ``0..max_score`` as ``{from, to, count}`` (the last
     bin includes ``max_score``); ``scenarios``: per scenario (of ``columns`` when given, else the
     results') ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate
-    first (what the class got wrong), ties in assignment order.
+    first (what the class got wrong), ties in assignment order; ``late``: the ids of the students
+    whose submission the LMS marked late.
     """
     import statistics  # here: `grader check` adds up one submission's scores, and needs no class statistics
 
@@ -166,6 +169,7 @@ def summarize(rows: Iterable[StudentRow], *, max_score: float | None = None,
         "max": max(scores) if scores else None,
         "histogram": _histogram(scores, max_score or 0.0),
         "scenarios": _pass_rates(list(columns) if columns is not None else scenario_order(rows), graded),
+        "late": [row.student_id for row in rows if row.late],
     }
 
 

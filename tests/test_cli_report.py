@@ -281,3 +281,20 @@ def test_several_formats_follow_one_format_flag_as_the_readme_writes_them(graded
     assert done.returncode == 0, done.stderr
     assert (graded / "gradescope" / "ann.json").is_file() and (graded / "lti-scores.jsonl").is_file()
     assert (graded / "moodle.csv").is_file()
+
+
+def test_a_submission_canvas_marked_late_is_late_in_the_gradebook_summary_students_table_and_page(graded_class):
+    out, done = graded_class   # leeann_late_777_123_autodiff-1.py: Canvas's _LATE_ mark
+    gradebook = {row["student_id"]: row for row in table(out / "gradebook.csv")}
+    assert gradebook["leeann_777"]["late"] == "yes"
+    assert {student for student, row in gradebook.items() if row["late"]} == {"leeann_777"}
+    assert json.loads((out / "summary.json").read_text())["late"] == ["leeann_777"]
+    assert "Marked late by the LMS (1): leeann_777" in done.stdout
+    assert run("report", str(out), "--with-students").returncode == 0
+    students = {row["student_id"]: row for row in table(out / "report" / "students.csv")}
+    assert students["leeann_777"]["late"] == "yes" and students["smithjane_4242"]["late"] == ""
+    html = (out / "report.html").read_text()
+    head = html[html.index('id="table-students"'):]
+    assert "<th scope=\"col\">late</th>" in head[:head.index("</thead>")]
+    assert "Submitted late" in (out / "students" / "leeann_777.html").read_text()
+    assert "Submitted late" not in (out / "students" / "smithjane_4242.html").read_text()

@@ -13,7 +13,7 @@ from grader.scoring import StudentRow as Row
 from grader.scoring import summarize
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
-HEADER = ["student_id", "score", "max_score", "status", "provided_changes", "square_values", "grad_values",
+HEADER = ["student_id", "score", "max_score", "status", "late", "provided_changes", "square_values", "grad_values",
           "fresh_state"]
 
 
@@ -32,7 +32,8 @@ def entries(tmp_path_factory):
         results[student] = grader.grade_submission(folder / "squares.py", assignment, seed=1)
     unsorted = [(s, r, None) for s, r in results.items()]
     entries = unsorted + [("bob", None, "two submissions for student id bob"), ("@ann", None, None)]
-    return [Row.of(*entry) for entry in entries]
+    late = {"dan", "bob"}   # as a Canvas download's _LATE_ names mark them
+    return [Row.of(*entry, late=entry[0] in late) for entry in entries]
 
 
 def test_rows(entries):
@@ -40,14 +41,14 @@ def test_rows(entries):
     assert header == HEADER
     by_id = {row[0]: row for row in rows}
     assert [row[0] for row in rows] == sorted(by_id)  # sorted by student id (the raw id)
-    assert by_id["amy"] == ["amy", "6", "6", "graded", "", "2", "3", "1"]
-    assert by_id["dan"] == ["dan", "4", "6", "graded", "", "0", "3", "1"]
-    assert by_id["'=cmd|' /C calc'!A0"][1:] == ["1", "6", "graded", "", "0", "0", "1"]
+    assert by_id["amy"] == ["amy", "6", "6", "graded", "", "", "2", "3", "1"]
+    assert by_id["dan"] == ["dan", "4", "6", "graded", "yes", "", "0", "3", "1"]
+    assert by_id["'=cmd|' /C calc'!A0"][1:] == ["1", "6", "graded", "", "", "0", "0", "1"]
     # The error-row convention: 0 of the maximum, never an empty score (an LMS reads that as "no change").
-    assert by_id["bob"] == ["bob", "0", "6", "error: two submissions for student id bob", "", "", "", ""]
-    assert by_id["'@ann"] == ["'@ann", "0", "6", "error: not graded", "", "", "", ""]
+    assert by_id["bob"] == ["bob", "0", "6", "error: two submissions for student id bob", "yes", "", "", "", ""]
+    assert by_id["'@ann"] == ["'@ann", "0", "6", "error: not graded", "", "", "", "", ""]
     erin = by_id["erin"]
-    assert erin[1:3] == ["0", "6"] and erin[3].startswith("error: ") and erin[4:] == ["", "", "", ""]
+    assert erin[1:3] == ["0", "6"] and erin[3].startswith("error: ") and erin[4:] == ["", "", "", "", ""]
 
 
 def test_csv_round_trip(entries):
@@ -59,7 +60,7 @@ def test_csv_round_trip(entries):
 
 
 def test_no_entries():
-    assert gradebook_rows([]) == (["student_id", "score", "max_score", "status", "provided_changes"], [])
+    assert gradebook_rows([]) == (["student_id", "score", "max_score", "status", "late", "provided_changes"], [])
     summary = summarize([])
     assert summary["count"] == 0 and summary["mean"] is None and summary["scenarios"] == []
     assert "0 of 0" in render_summary(summary)
@@ -73,6 +74,8 @@ def test_summary(entries):
     assert {"student_id": "bob", "reason": "two submissions for student id bob"} in summary["ungradable"]
     assert (summary["min"], summary["median"], summary["max"]) == (1, 4, 6)
     assert summary["mean"] == pytest.approx(11 / 3)
+    assert summary["late"] == ["bob", "dan"]
+    assert "Marked late by the LMS (2): bob, dan" in render_summary(summary)
     histogram = summary["histogram"]
     assert len(histogram) == 10 and histogram[0]["from"] == 0 and histogram[-1]["to"] == 6
     assert [b["count"] for b in histogram] == [0, 1, 0, 0, 0, 0, 1, 0, 0, 1]  # 1 -> [0.6, 1.2), 6 -> last

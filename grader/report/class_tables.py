@@ -142,11 +142,12 @@ def _students(data: ClassData) -> Table:
         passed = sum(row.passed) if row.has_result else None
         rows.append((row.student_id, data.identity(row.student_id).display_name, row.score,
                      row.max_score if row.max_score is not None else data.max_score,
-                     "graded" if row.error is None else f"error: {row.error}", passed,
+                     "graded" if row.error is None else f"error: {row.error}", "yes" if row.late else "", passed,
                      len({text for _, text in student.misconceptions})))
-    return Table("students", "Students", (
+    return Table("students", "Students (late: as the LMS marked the submission)", (
         ("student_id", Kind.TEXT), ("name", Kind.TEXT), ("score", Kind.NUMBER), ("max_score", Kind.NUMBER),
-        ("status", Kind.TEXT), ("scenarios_passed", Kind.COUNT), ("misconceptions", Kind.COUNT)), rows)
+        ("status", Kind.TEXT), ("late", Kind.TEXT), ("scenarios_passed", Kind.COUNT), ("misconceptions", Kind.COUNT)),
+        rows)
 
 
 def _csv_cell(value: Cell, kind: Kind) -> str:

@@ -33,6 +33,8 @@ def gradebook_rows(rows: Iterable[StudentRow],
       import, it was not found, it was refused), never empty.
     - ``max_score``: the points available, on every row.
     - ``status``: ``graded``, or ``error: <why it could not be graded>``.
+    - ``late``: ``yes`` when the LMS marked the submission late (Canvas's download names say so),
+      else empty (Moodle's and plain names do not say).
     - ``provided_changes``: the parts of the provided engine the submission changed
       (``Tensor.backward; GradientTape.watch (removed)``), empty when none.
     - then one column per scenario id, in the assignment's order: the points earned on that
@@ -50,18 +52,18 @@ def iter_gradebook(rows: Iterable[StudentRow],
     rows = sorted(rows, key=lambda row: row.student_id)
     scenario_ids = [column.id for column in (columns if columns is not None else scenario_order(rows))]
     max_score = next((row.max_score for row in rows if row.max_score is not None), None)
-    header = ["student_id", "score", "max_score", "status", "provided_changes", *scenario_ids]
+    header = ["student_id", "score", "max_score", "status", "late", "provided_changes", *scenario_ids]
 
     def lines() -> Iterator[list[str]]:
         for row in rows:
             if not row.has_result:
                 yield [_guard(row.student_id), _number(row.score), _number(row.max_score or max_score),
-                       _guard(f"error: {row.error}"), "", *[""] * len(scenario_ids)]
+                       _guard(f"error: {row.error}"), _late(row), "", *[""] * len(scenario_ids)]
                 continue
             earned = {column.id: _cell(column, value, passed)
                       for column, value, passed in zip(row.columns, row.points, row.passed)}
             status = "graded" if row.error is None else f"error: {row.error}"
-            yield [_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status),
+            yield [_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status), _late(row),
                    _guard(row.provided_changes), *[earned.get(i, "") for i in scenario_ids]]
 
     return header, lines()
@@ -93,6 +95,10 @@ def render_summary(summary: dict) -> str:
         for s in summary["scenarios"]:
             rate = "   -" if s["rate"] is None else f"{s['rate']:4.0%}"
             out.append(f"  {rate} {s['passed']:>4}/{s['total']:<4} {s['id']}: {s['title']}")
+    late = summary.get("late") or []
+    if late:
+        out += ["", f"Marked late by the LMS ({len(late)}): " + ", ".join(late[:IGNORED_SHOWN])
+                + (f" and {len(late) - IGNORED_SHOWN} more" if len(late) > IGNORED_SHOWN else "")]
     if summary["ungradable"]:
         out += ["", "Could not be graded (0 points each):"]
         out += [f"  {u['student_id']}: {u['reason']}" for u in summary["ungradable"]]
@@ -103,6 +109,10 @@ def render_summary(summary: dict) -> str:
         if len(ignored) > IGNORED_SHOWN:
             out.append(f"  ... and {len(ignored) - IGNORED_SHOWN} more")
     return "\n".join(out) + "\n"
+
+
+def _late(row: StudentRow) -> str:
+    return "yes" if row.late else ""
 
 
 def _one_decimal(value: float) -> str:

@@ -26,16 +26,20 @@ summary{cursor:pointer;font-weight:600}@media print{details>*{display:block}}
 
 
 def render_student_page(student_id: str, result: SubmissionResult | None, *, display_name: str = "",
-                        title: str = "", hidden_shown_to: str | None = None, error: str | None = None) -> str:
+                        title: str = "", hidden_shown_to: str | None = None, error: str | None = None,
+                        late: bool = False) -> str:
     """The page of ``student_id``: from their ``result``, or, for a student without one, from the
     ``error`` that kept them from being graded. ``hidden_shown_to``: how the batch showed hidden
-    scenarios (a :class:`~grader.visibility.ShownTo` value; None: not recorded, taken as published)."""
+    scenarios (a :class:`~grader.visibility.ShownTo` value; None: not recorded, taken as published);
+    ``late``: the LMS marked the submission late."""
     name = display_name or student_id
     heading = f"{title or (result.assignment if result else 'Assignment')}: feedback for {name}"
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">', '<link rel="icon" href="data:,">',
            f"<title>{escape(heading)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
            f"<h1>{escape(heading)}</h1>"]
+    if late:
+        out.append('<p class="late"><b>Submitted late</b> (as the course site marked your submission).</p>')
     if result is None:
         out.append(f"<p><b>Score: 0.</b> Your submission could not be graded: {escape(error or 'not graded')}</p>")
         return "\n".join([*out, "</body></html>"]) + "\n"
