@@ -155,7 +155,8 @@ class ClassBuilder:
         """Add a student's stored document; returns the result it holds (None: it holds none)."""
         result = result_of(document)
         if result is None:
-            row = StudentRow.of(student_id, None, UNREADABLE, self.summary.get("max_score"), late=self._late(student_id))
+            row = StudentRow.of(student_id, None, UNREADABLE, self.summary.get("max_score"),
+                                late=self._late(student_id))
             self.students.append(StudentRecord(row, bytes(len(self.index)), _no_durations(len(self.index)),
                                                (), (), None, modified))
             return None

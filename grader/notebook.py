@@ -10,10 +10,10 @@ this module.
 Which file: the one given, else the notebook the kernel runs as its frontend tells it (VS Code's
 ``__vsc_ipynb_file__``, Jupyter's ``__session__`` or ``JPY_SESSION_NAME``); when no frontend says
 (nbconvert, a plain IPython), the check refuses and asks for the name, rather than guess a file of
-the folder (the notebook may be a copy, ``autodiff-Copy1.ipynb``). The grader checks the file on disk, so in a notebook the
-check first asks the frontend to save (the classic Notebook, before version 7, does on request;
-JupyterLab, Notebook 7 and VS Code do not run the request), waits for the file to change, and
-when it does not, says so above the result: save, then check again.
+the folder (the notebook may be a copy, ``autodiff-Copy1.ipynb``). The grader checks the file on
+disk, so in a notebook the check first asks the frontend to save (the classic Notebook, before
+version 7, does on request; JupyterLab, Notebook 7 and VS Code do not run the request), waits for
+the file to change, and when it does not, says so above the result: save, then check again.
 """
 
 from __future__ import annotations

@@ -26,11 +26,10 @@ from collections.abc import Iterable, Mapping
 from grader import python_ast
 from grader.digests import sha256
 from grader.records import record
-from grader.results import ProvidedChange
+from grader.results import MODULE_LEVEL, ProvidedChange
 
 FINGERPRINT_FILE = "provided.json"
 FORMAT = 1
-MODULE_LEVEL = "module-level code"
 
 # A function's digest by its text, for the next submission and the next save: a class's files (and
 # a student's saves under --watch) repeat most of the handout's functions word for word, and

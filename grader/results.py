@@ -13,6 +13,9 @@ from enum import Enum
 from grader.records import record
 from grader.visibility import Scope, Visibility
 
+# The name of the provided engine's top-level statements (imports, globals) as one part (grader.provided).
+MODULE_LEVEL = "module-level code"
+
 SCHEMA_VERSION = 2
 
 
@@ -107,6 +110,14 @@ class SubmissionResult:
     provided_changes: tuple[ProvidedChange, ...] = ()  # parts of the provided engine it changed
     warnings: tuple[str, ...] = ()  # what the submission's format left out (a notebook's magics, say)
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def holds_no_engine(self) -> bool:
+        """The file holds none of the provided engine (another file altogether): every provided
+        function and class is missing (its own top-level statements may be anything), and there
+        are several."""
+        changes = self.provided_changes
+        return len(changes) >= 3 and all(change.kind == "removed" or change.name == MODULE_LEVEL for change in changes)
 
     @property
     def all_passed(self) -> bool:

@@ -95,8 +95,9 @@ class StudentRow:
         columns = _columns(tuple((s.id, s.title, s.task, s.max_points) for s in result.scenarios))
         statuses = bytes([CODE_OF[s.status] for s in result.scenarios])
         reason = result.error.splitlines()[0] if result.error else None
-        changed = "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
-                            for change in result.provided_changes)
+        changed = ("none of the provided engine (all its parts missing: another file)" if result.holds_no_engine
+                   else "; ".join(change.name if change.kind == "changed" else f"{change.name} (removed)"
+                                  for change in result.provided_changes))
         return cls(sys.intern(student_id), result.score, result.max_score, reason, True, columns, statuses,
                    changed, late)
 

@@ -71,6 +71,9 @@ def read_submission(path: Path, forbidden: tuple[str, ...] = (), context: ReadCo
     except OSError as error:
         return _with(unreadable, f"{name} could not be read: {error.strerror}")
     read = Submission(path, data, path.stem, name)
+    if not data.strip():
+        return _with(read, f"empty file: {name} holds {'nothing (0 bytes)' if not data else 'only whitespace'}; "
+                           "hand in the file you worked in")
     try:
         module = kind.read(path, data, context)
     except FormatProblem as problem:

@@ -203,3 +203,23 @@ def _assert_no_sandbox_left() -> None:
             except OSError:
                 continue
             assert script not in command, f"process {entry} survived: {command[:200]!r}"
+
+
+def test_an_empty_file_is_an_error_row_and_another_file_is_named_in_one_cell(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(REFERENCE, folder / "ann.py")
+    (folder / "ben.py").write_text("")
+    (folder / "cas.py").write_text("\n   \n\t\n")
+    (folder / "dot.py").write_text("# my notes\nprint('hello')\n")
+    out = tmp_path / "out"
+    done = grade(folder, out, "--seed", "4", "-j", "2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = {row["student_id"]: row for row in gradebook(out)}
+    assert rows["ben"]["status"] == "error: empty file: ben.py holds nothing (0 bytes); hand in the file you worked in"
+    assert rows["cas"]["status"].startswith("error: empty file: cas.py holds only whitespace")
+    assert rows["ben"]["score"] == "0" and rows["ben"]["provided_changes"] == ""
+    assert rows["dot"]["status"] == "graded"
+    assert rows["dot"]["provided_changes"] == "none of the provided engine (all its parts missing: another file)"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["graded"] == 2 and {u["student_id"] for u in summary["ungradable"]} == {"ben", "cas"}

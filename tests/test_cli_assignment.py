@@ -68,11 +68,18 @@ def test_grade_shows_each_fixtures_points_lost_misconception_and_task(graded_fix
                          [c["name"] for c in result["provided_changes"]])
 
 
-def test_an_empty_file_is_one_clear_line(tmp_path):
-    (tmp_path / "autodiff.py").write_text("")
+def test_an_empty_file_cannot_be_graded_and_another_file_is_one_clear_line(tmp_path):
+    for text, said in (("", "nothing (0 bytes)"), (" \n\t\n", "only whitespace")):
+        (tmp_path / "autodiff.py").write_text(text)
+        done = grader("check", "--json", "autodiff.py", "--assignment", str(EXERCISE), cwd=tmp_path)
+        result = json.loads(done.stdout)
+        assert done.returncode == 1 and result["score"] == 0
+        assert result["error"] == f"empty file: autodiff.py holds {said}; hand in the file you worked in"
+        assert all(s["status"] == "not_run" for s in result["scenarios"])
+    (tmp_path / "autodiff.py").write_text("print('my notes')\n")
     done = grader("check", "autodiff.py", "--assignment", str(EXERCISE), cwd=tmp_path)
     assert done.returncode == 1
-    assert "holds none of the exercise's provided engine" in done.stdout
+    assert "autodiff.py holds none of the exercise's provided engine: it is another file." in done.stdout
     assert "AttributeError" not in done.stdout and len(done.stdout.splitlines()) <= 10
 
 

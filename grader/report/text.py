@@ -64,9 +64,8 @@ SHOWN_CHANGES = 5  # parts of the provided engine named; the others counted
 
 
 def holds_no_engine(result: SubmissionResult) -> bool:
-    """The file lacks every part of the provided engine: empty, or not the exercise's file at all."""
-    changes = result.provided_changes
-    return len(changes) >= 3 and all(change.kind == "removed" for change in changes)
+    """The file lacks every part of the provided engine: not the exercise's file at all."""
+    return result.holds_no_engine
 
 
 def provided_notice(result: SubmissionResult) -> str:
@@ -75,8 +74,8 @@ def provided_notice(result: SubmissionResult) -> str:
         return ""
     name = result.submission.replace("\\", "/").rsplit("/", 1)[-1]
     if holds_no_engine(result):
-        return (f"{name} holds none of the exercise's provided engine (its Tensor, GradientTape, ...): it is "
-                "empty, or another file. Start from the autodiff.py you were handed and fill in the tasks.")
+        return (f"{name} holds none of the exercise's provided engine: it is another file. Start from the "
+                "handout's file, as you were given it, and fill in the tasks.")
     named = []
     for change in result.provided_changes[:SHOWN_CHANGES]:
         if change.kind == "removed":
