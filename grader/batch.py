@@ -11,7 +11,7 @@ any moment (SIGKILL included) and rerun ends with the same gradebook as an unint
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import grader
 from grader.discovery import Discovery, Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
+from grader.lms_names import Identity
 from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder
 from grader.progress import Progress
@@ -57,11 +58,13 @@ class BatchReport:
 
 def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchOptions,
                 on_update: Callable[[Progress], None] = lambda progress: None,
-                executor: Executor | None = None) -> BatchReport:
+                executor: Executor | None = None,
+                before_grading: Callable[[Mapping[str, Identity]], None] = lambda identities: None) -> BatchReport:
     """Grade every submission in ``source`` into ``out``, on ``executor`` (default: this machine's,
     with ``options.jobs`` sandboxes). Every output derived from the stored results (the Gradescope
     files, the results' Gradescope view, the gradebook, the summary) is rendered with this run's
-    options, whether its submission was graded now or before."""
+    options, whether its submission was graded now or before. ``before_grading`` is told every
+    student's identity once the submissions are found, before any is graded: it may refuse (raise)."""
     if assignment.hidden_directory is None:
         raise UsageError("grading needs the hidden scenarios too (load the assignment with its solutions folder)")
     if options.gradescope:
@@ -75,6 +78,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     found = discover(source, assignment.submission, folder.unpacked, exclude=out)
     if options.shard is not None:
         found = _only(found, options.shard)
+    before_grading(found.identities)
     folder.save_identities(found.identities)
     problems, ignored = found.problems, tuple(found.ignored)
     late = {student for student, identity in found.identities.items() if identity.late}

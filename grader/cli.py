@@ -103,7 +103,7 @@ def main(context: click.Context, debug: bool) -> None:
 
 
 HIDDEN_VISIBILITIES = click.Choice([level.value for level in ShownTo])
-GRADEBOOK_FORMATS = ("gradescope", "canvas", "moodle", "lti")
+GRADEBOOK_FORMATS = ("gradescope", "canvas", "moodle", "moodle-worksheet", "lti")
 LEFT_OUT_SHOWN = 10
 
 
@@ -115,7 +115,8 @@ def _gradebook_options(command):
                                 "(its 'Map to').")(command)
     command = click.option("--roster", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                            help="An LMS export that maps students to the ids its import needs: Canvas's gradebook "
-                                "export, or Moodle's grading worksheet.")(command)
+                                "export, or Moodle's grading worksheet (which --format moodle-worksheet fills "
+                                "in).")(command)
     command = click.option("--canvas-column",
                            help="With --format canvas: the assignment's column, 'Title (assignment id)'. "
                                 "Default: the assignment's title.")(command)
@@ -191,7 +192,8 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
               help="Also write (several after one --format, or repeated): gradescope: gradescope/<id>.json "
                    "(results.json format); "
                    "canvas, moodle, lti: OUT/canvas.csv, OUT/moodle.csv, OUT/lti-scores.jsonl, gradebooks those "
-                   "import as they are. native (the default): results/<id>.json only.")
+                   "import as they are; moodle-worksheet: OUT/moodle-worksheet.csv, the grading worksheet given as "
+                   "--roster, filled in. native (the default): results/<id>.json only.")
 @click.option("--hidden-visibility", type=HIDDEN_VISIBILITIES, default=DEFAULT_HIDDEN_SHOWN_TO.value, show_default=True,
               help="Gradescope visibility of hidden scenarios.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML to this file.")
@@ -257,7 +259,9 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
                 executor = stack.enter_context(DaskExecutor(assignment, scheduler, requirement))
                 executor.connect()  # every refusal before any grading
             display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
-            report = grade_batch(submissions, assignment, out, options, on_update=display.update, executor=executor)
+            report = grade_batch(submissions, assignment, out, options, on_update=display.update, executor=executor,
+                                 before_grading=lambda identities: _refuse_empty_gradebooks(
+                                     output_formats, identities, lms_options))
             display.stop()
         if report.interrupted:
             click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
@@ -285,8 +289,8 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
 @click.option("--with-students", is_flag=True,
               help="Also write each student's feedback page, OUT/students/<id>.html, and a table linking to them.")
 @click.option("--format", "output_formats", type=click.Choice(GRADEBOOK_FORMATS[1:]), multiple=True,
-              help="Also write LMS gradebooks (several after one --format, or repeated): canvas, moodle, lti, as "
-                   "grader grade does.")
+              help="Also write LMS gradebooks (several after one --format, or repeated): canvas, moodle, "
+                   "moodle-worksheet, lti, as grader grade does.")
 @_gradebook_options
 @click.pass_context
 def report(context: click.Context, out: Path, html_path: Path | None, with_students: bool,
@@ -303,6 +307,8 @@ def report(context: click.Context, out: Path, html_path: Path | None, with_stude
         if html_path is not None:
             _writable(html_path, "--out")
         lms_options = gradebook_options(canvas_column, roster, moodle_identity)
+        from grader.outdir import OutputFolder
+        _refuse_empty_gradebooks(output_formats, OutputFolder(out).identities(), lms_options)
         files = write_report(out, html_path=html_path, with_students=with_students)
         click.echo(f"Report: {files.html}\nTables: {files.tables}/*.csv"
                    + (f"\nStudents' pages: {files.students}/" if files.students else ""))
@@ -383,14 +389,32 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
         click.echo(f"Score: {document['score']:g}")
 
 
+def _lms_formats(output_formats: tuple[str, ...]) -> list:
+    from grader.reporting import LmsFormat
+    return [LmsFormat(name) for name in dict.fromkeys(output_formats) if name in GRADEBOOK_FORMATS[1:]]
+
+
+def _refuse_empty_gradebooks(output_formats: tuple[str, ...], identities, options: GradebookOptions) -> None:
+    """A usage error, before anything is graded or written, when a gradebook asked for would hold
+    none of these students (Moodle's names without --roster, say)."""
+    from grader.errors import UsageError
+    from grader.reporting import gradebook_refusals
+
+    problems = gradebook_refusals(_lms_formats(output_formats), identities, options)
+    if problems:
+        raise UsageError("\n".join(problems))
+
+
 def _write_gradebooks(out: Path, output_formats: tuple[str, ...], options: GradebookOptions) -> None:
     """Write the LMS gradebooks asked for, and say where, what each leaves out and why."""
-    from grader.reporting import LmsFormat, write_gradebooks
+    from grader.reporting import write_gradebooks
 
-    formats = [LmsFormat(name) for name in dict.fromkeys(output_formats) if name in GRADEBOOK_FORMATS[1:]]
+    formats = _lms_formats(output_formats)
     for path, book in write_gradebooks(out, formats, options) if formats else ():
-        click.echo(f"{book.format.value.capitalize() if book.format.value != 'lti' else 'LTI AGS'} gradebook: "
-                   f"{path} ({_count(book.rows, 'student')})")
+        if not book.written:
+            click.echo(f"{book.format.label}: not written, no student could be put in it ({book.why_empty})")
+            continue
+        click.echo(f"{book.format.label}: {path} ({_count(book.rows, 'student')})")
         for note in book.notes:
             click.echo(f"  Note: {note}")
         if book.left_out:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -128,12 +128,25 @@ def gradebook_options(canvas_column: str | None, roster: Path | None, moodle_ide
 def write_gradebooks(out: Path, formats: list[LmsFormat], options: GradebookOptions,
                      now: datetime | None = None, data: ClassData | None = None) -> list[tuple[Path, Gradebook]]:
     """Write each of ``formats``' gradebook into ``out`` (``canvas.csv``, ``moodle.csv``,
-    ``lti-scores.jsonl``), from its stored results."""
+    ``lti-scores.jsonl``, ``moodle-worksheet.csv``), from its stored results; one that would hold no
+    student is not written (``Gradebook.written``), and an earlier run's is removed."""
     data = data or load_class(out)
     folder = OutputFolder(out)
     when = (now or datetime.now(UTC)).astimezone(UTC)
     written = []
     for lms in formats:
         book = lms_gradebooks.render(data, lms, options, when)
+        if book.rows == 0:   # a file its LMS would import nothing from: not written (nor one of an earlier run)
+            book.written = False
+            (out / lms.file_name).unlink(missing_ok=True)
+            written.append((out / lms.file_name, book))
+            continue
         written.append((folder.save_text(lms.file_name, book.text), book))
     return written
+
+
+def gradebook_refusals(formats: list[LmsFormat], identities: Mapping[str, Identity],
+                       options: GradebookOptions) -> list[str]:
+    """Why each of ``formats`` would hold none of the students of ``identities`` (before anything
+    is graded or written)."""
+    return [problem for lms in formats if (problem := lms_gradebooks.placement_problem(lms, identities, options))]

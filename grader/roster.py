@@ -49,6 +49,8 @@ class RosterEntry:
 class Roster:
     source: str                                  # the file, for messages
     entries: list[RosterEntry] = field(default_factory=list)
+    text: str = ""                               # the file's content (a grading worksheet is filled in as it is)
+    header: tuple[str, ...] = ()                 # its first row, as written
 
     def by_canvas_id(self, user_id: str) -> RosterEntry | None:
         return next((e for e in self.entries if e.canvas_id == user_id), None)
@@ -78,7 +80,7 @@ def read_roster(text: str, source: str) -> Roster:
         raise UsageError(f"{source}:1: no column names a student (expected Canvas's ID, SIS User ID, SIS Login ID "
                          "or Moodle's Identifier, Email address, ID number, Username); got "
                          + ", ".join(repr(cell) for cell in rows[0][:8]))
-    roster = Roster(source)
+    roster = Roster(source, text=text, header=tuple(rows[0]))
     for line, row in enumerate(rows[1:], start=2):
         values: dict[str, str] = {}
         for i, name in columns.items():

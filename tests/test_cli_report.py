@@ -298,3 +298,50 @@ def test_a_submission_canvas_marked_late_is_late_in_the_gradebook_summary_studen
     assert "<th scope=\"col\">late</th>" in head[:head.index("</thead>")]
     assert "Submitted late" in (out / "students" / "leeann_777.html").read_text()
     assert "Submitted late" not in (out / "students" / "smithjane_4242.html").read_text()
+
+
+def test_moodle_and_lti_gradebooks_that_would_import_nothing_are_refused_before_grading(tmp_path):
+    root = Path(__file__).parent.parent
+    folder = tmp_path / "moodle download"
+    folder.mkdir()
+    for name, source in (("Jane Doe_123457", "solutions/autodiff/autodiff.py"),
+                         ("Bo Li_99", "exercises/autodiff/autodiff.py")):
+        (folder / f"{name}_assignsubmission_file_autodiff.py").write_text((root / source).read_text())
+    out = tmp_path / "out"
+    for formats in (["moodle"], ["lti"], ["moodle-worksheet"]):
+        done = run("grade", str(folder), "--assignment", str(root / "exercises" / "autodiff"), "--out", str(out),
+                   "--format", *formats)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert not (out / "results").exists(), "refused before anything was graded"
+    assert done.stderr.startswith("Error: --format moodle-worksheet fills in the assignment's grading worksheet: "
+                                  "pass the one you downloaded as --roster FILE")
+    done = run("grade", str(folder), "--assignment", str(root / "exercises" / "autodiff"), "--out", str(out),
+               "--format", "moodle")
+    assert "Error: --format moodle: none of the 2 students could be put in moodle.csv (Moodle's download names give " \
+           "participant ids, which its grade import cannot match; pass --roster with the assignment's grading " \
+           "worksheet" in done.stderr
+    # Graded with the worksheet: both the import CSV (mapped through it) and the worksheet filled in.
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text('Identifier,"Full name","Email address",Status,Grade,"Maximum Grade","Grade can be changed",'
+                         '"Last modified (submission)","Last modified (grade)","Feedback comments"\n'
+                         '"Participant 123457","Jane Doe",jane@example.edu,"Submitted for grading",,100.00,Yes,'
+                         '"Friday, 4 December 2026, 9:12 AM",-,\n'
+                         '"Participant 99","Bo Li",bo@example.edu,"Submitted for grading",,100.00,Yes,'
+                         '"Friday, 4 December 2026, 9:13 AM",-,\n')
+    done = run("grade", str(folder), "--assignment", str(root / "exercises" / "autodiff"), "--out", str(out),
+               "--format", "moodle-worksheet", "moodle", "--roster", str(worksheet))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Moodle grading worksheet: {out / 'moodle-worksheet.csv'} (2 students)" in done.stdout
+    from test_lms_gradebooks import moodle_worksheet_upload
+    taken = moodle_worksheet_upload((out / "moodle-worksheet.csv").read_text())
+    assert {participant: grade for participant, (grade, _) in taken.items()} == {"123457": 100.0, "99": 0.0}
+    # report refuses as grade does, and writes no file that imports nothing.
+    done = run("report", str(out), "--format", "lti")
+    assert done.returncode == 2
+    assert "Error: --format lti: none of the 2 students could be put in lti-scores.jsonl (no LMS user id: a Moodle " \
+           "participant id is not one" in done.stderr
+    assert not (out / "lti-scores.jsonl").exists()
+    (out / "identities.json").unlink()   # an older OUT: nobody known before the gradebook is made
+    done = run("report", str(out), "--format", "canvas", "--roster", str(worksheet))
+    assert done.returncode == 0 and "Canvas gradebook: not written, no student could be put in it" in done.stdout
+    assert not (out / "canvas.csv").exists()

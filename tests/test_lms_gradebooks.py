@@ -128,3 +128,59 @@ def test_lti_scores(data):
                              "timestamp": "2030-01-02T03:04:05.678+00:00", "activityProgress": "Completed",
                              "gradingProgress": "Failed"}
     assert "Jane Doe_123457" in dict(book.left_out) and "anon_x1" in dict(book.left_out)
+
+
+WORKSHEET = ('Identifier,"Full name","Email address",Status,Grade,"Maximum Grade","Grade can be changed",'
+             '"Last modified (submission)","Last modified (grade)","Feedback comments"\n'
+             '"Participant 123457","Jane Doe",jane@x.edu,"Submitted for grading",,20.00,Yes,'
+             '"Friday, 4 December 2026, 9:12 AM",-,\n'
+             '"Participant 5","Al Ice",alice,"Submitted for grading",3.00,20.00,No,"Friday, 4 December 2026, 9:13 AM",'
+             '"Friday, 4 December 2026, 9:20 AM",ok\n'
+             '"Participant 7","No Body",nobody@x.edu,"No submission",,20.00,Yes,-,-,\n')
+
+
+def moodle_worksheet_upload(text: str) -> dict[str, tuple[float, str]]:
+    """What Moodle's Upload grading worksheet (mod/assign/feedback/offline) takes from a file, restated:
+    the columns are found by their header (Identifier, Grade and Last modified (grade) must all be there,
+    or the file is refused); each row's participant is the number after the 'Participant ' prefix; an
+    empty or negative grade is skipped; a grade above the row's maximum is skipped (out of range)."""
+    rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"))))
+    header = rows[0]
+    assert {"Identifier", "Grade", "Last modified (grade)"} <= set(header), "invalidgradeimport"
+    taken = {}
+    for row in rows[1:]:
+        cells = dict(zip(header, row))
+        participant = cells["Identifier"][len("Participant "):]
+        grade = cells["Grade"].strip()
+        if not grade or float(grade) < 0 or float(grade) > float(cells["Maximum Grade"]):
+            continue
+        taken[participant] = (float(grade), cells.get("Feedback comments", ""))
+    return taken
+
+
+def test_the_grading_worksheet_is_filled_in_as_moodle_takes_it_back(data):
+    from grader.report.moodle_worksheet import worksheet_problem
+    roster = read_roster(WORKSHEET, "worksheet.csv")
+    assert worksheet_problem(roster) is None
+    book = render(data, LmsFormat.MOODLE_WORKSHEET, GradebookOptions(roster=roster), NOW)
+    assert book.rows == 1
+    taken = moodle_worksheet_upload(book.text)
+    assert taken["123457"] == (20.0, "10/10 points, 1 of 1 scenarios passed")   # scaled to the maximum, 20
+    assert taken["5"] == (3.0, "ok")                     # locked (Grade can be changed: No): as downloaded
+    assert "7" not in taken                              # not in the class: as downloaded, no grade
+    left_out = dict(book.left_out)
+    assert left_out["alice"].startswith("the worksheet says its grade cannot be changed")
+    assert "smithjane_4242" in left_out and any("scaled to the worksheet's maximum grade (20)" in n for n in book.notes)
+    filled, original = (list(csv.reader(io.StringIO(text))) for text in (book.text, WORKSHEET))
+    assert filled[0] == original[0] and filled[2:] == original[2:]   # every other cell as it was downloaded
+    assert [a == b for a, b in zip(filled[1], original[1])] == [True] * 4 + [False] + [True] * 4 + [False]
+
+
+def test_a_file_that_is_no_grading_worksheet_is_refused_saying_what_to_download():
+    from grader.report.moodle_worksheet import worksheet_problem
+    assert "pass the one you downloaded as --roster FILE" in worksheet_problem(None)
+    canvas = read_roster("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,,,S\n", "export.csv")
+    assert worksheet_problem(canvas).startswith("--roster export.csv is not Moodle's grading worksheet: it has no "
+                                                "'Identifier' and no 'Grade' and no 'Last modified (grade)' column")
+    participants = read_roster("Identifier,Full name,Email address,Grade\nParticipant 1,A,a@x,\n", "p.csv")
+    assert "no 'Last modified (grade)' column" in worksheet_problem(participants)

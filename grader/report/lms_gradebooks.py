@@ -23,6 +23,8 @@ The importers' rules these files follow, from their code and specifications:
   import, so every row here has one. The grade column maps to the assignment's grade item (points
   on its scale, at most the site's *gradepointmax*, 100 by default); the feedback column maps to
   "Feedback for" that item, which Moodle shows as HTML (so it is escaped).
+* **Moodle's grading worksheet** (the assignment's *Download grading worksheet*, filled in and given
+  back through *Upload grading worksheet*; :mod:`grader.report.moodle_worksheet`).
 * **LTI AGS** (Score publish service, ``application/vnd.ims.lis.v1.score+json``): ``userId``,
   ``scoreGiven``, ``scoreMaximum`` (present when scoreGiven is), ``comment``, ``timestamp`` (ISO
   8601 with sub-second precision), ``activityProgress`` and ``gradingProgress``. A platform keeps
@@ -36,6 +38,8 @@ import csv
 import io
 import json
 import re
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -43,7 +47,7 @@ from html import escape
 
 from grader.class_data import ClassData, StudentRecord
 from grader.errors import UsageError
-from grader.lms_names import NameSystem
+from grader.lms_names import Identity, NameSystem
 from grader.records import record
 from grader.report.gradebook import spreadsheet_safe
 from grader.report.text import points
@@ -54,10 +58,18 @@ class LmsFormat(str, Enum):
     CANVAS = "canvas"
     MOODLE = "moodle"
     LTI = "lti"
+    MOODLE_WORKSHEET = "moodle-worksheet"   # the assignment's grading worksheet, filled in
 
     @property
     def file_name(self) -> str:
-        return {"canvas": "canvas.csv", "moodle": "moodle.csv", "lti": "lti-scores.jsonl"}[self.value]
+        return {"canvas": "canvas.csv", "moodle": "moodle.csv", "lti": "lti-scores.jsonl",
+                "moodle-worksheet": "moodle-worksheet.csv"}[self.value]
+
+    @property
+    def label(self) -> str:
+        """How the CLI names it."""
+        return {"canvas": "Canvas gradebook", "moodle": "Moodle gradebook", "lti": "LTI AGS gradebook",
+                "moodle-worksheet": "Moodle grading worksheet"}[self.value]
 
 
 class MoodleIdentity(str, Enum):
@@ -95,6 +107,13 @@ class Gradebook:
     rows: int                                                     # students in the file
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (student id, why)
     notes: list[str] = field(default_factory=list)
+    written: bool = True                                          # False: it would hold no student, so it is not
+
+    @property
+    def why_empty(self) -> str:
+        """The most common reason its students were left out (what to fix when it holds none)."""
+        whys = Counter(why for _, why in self.left_out)
+        return whys.most_common(1)[0][0] if whys else "there are no students"
 
 
 def canvas_column_problem(column: str) -> str | None:
@@ -119,7 +138,43 @@ def render(data: ClassData, lms: LmsFormat, options: GradebookOptions, now: date
         return _canvas(data, options)
     if lms is LmsFormat.MOODLE:
         return _moodle(data, options)
+    if lms is LmsFormat.MOODLE_WORKSHEET:
+        from grader.report.moodle_worksheet import fill_worksheet  # its own module; it builds on this one
+        return fill_worksheet(data, options)
     return _lti(data, options, now)
+
+
+def placement_problem(lms: LmsFormat, identities: Mapping[str, Identity], options: GradebookOptions) -> str | None:
+    """Why ``lms``'s gradebook would hold none of these students (the download's identities, known
+    before anything is graded), and what to pass instead; None when some student has a place in it.
+    A gradebook that imports nothing is refused rather than written: its LMS would change no grade,
+    and say nothing."""
+    if lms is LmsFormat.MOODLE_WORKSHEET:
+        from grader.report.moodle_worksheet import worksheet_problem
+        problem = worksheet_problem(options.roster)
+        if problem:
+            return problem
+    place = {LmsFormat.CANVAS: lambda s, i: _canvas_entry(s, i, options.roster)[0] is not None,
+             LmsFormat.MOODLE: lambda s, i: bool(_moodle_value(s, i, options)[0]),
+             LmsFormat.LTI: lambda s, i: bool(_lti_user(s, i, options.roster)[0]),
+             LmsFormat.MOODLE_WORKSHEET: lambda s, i: bool(participant_of(s, i, options.roster)[0])}[lms]
+    if not identities or any(place(student, identity) for student, identity in identities.items()):
+        return None
+    whys = Counter(why_left_out(lms, student, identity, options) for student, identity in identities.items())
+    why = whys.most_common(1)[0][0]
+    return (f"--format {lms.value}: none of the {len(identities)} students could be put in {lms.file_name} "
+            f"({why}); nothing was written")
+
+
+def why_left_out(lms: LmsFormat, student_id: str, identity: Identity, options: GradebookOptions) -> str:
+    """Why ``lms``'s gradebook leaves this student out ("" when it does not)."""
+    if lms is LmsFormat.CANVAS:
+        return _canvas_entry(student_id, identity, options.roster)[1]
+    if lms is LmsFormat.MOODLE:
+        return _moodle_value(student_id, identity, options)[1]
+    if lms is LmsFormat.LTI:
+        return _lti_user(student_id, identity, options.roster)[1]
+    return participant_of(student_id, identity, options.roster)[1]
 
 
 def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
@@ -133,7 +188,7 @@ def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
     writer.writerow(["Points Possible", "", "", "", "", points(data.max_score)])
     book = Gradebook(LmsFormat.CANVAS, "", 0)
     for student in data.students:
-        entry, why = _canvas_entry(data, student, options.roster)
+        entry, why = _canvas_entry(student.student_id, data.identity(student.student_id), options.roster)
         if entry is None:
             book.left_out.append((student.student_id, why))
             continue
@@ -148,13 +203,12 @@ def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
     return book
 
 
-def _canvas_entry(data: ClassData, student: StudentRecord, roster: Roster | None) -> tuple[RosterEntry | None, str]:
-    identity = data.identity(student.student_id)
+def _canvas_entry(student_id: str, identity: Identity, roster: Roster | None) -> tuple[RosterEntry | None, str]:
     if identity.system is NameSystem.CANVAS and identity.lms_id:
         found = roster.by_canvas_id(identity.lms_id) if roster else None
         return found or RosterEntry(name=identity.display_name, canvas_id=identity.lms_id), ""
     if roster is not None and identity.system is NameSystem.PLAIN:
-        found = roster.matching(student.student_id, _CANVAS_KEYS)
+        found = roster.matching(student_id, _CANVAS_KEYS)
         if found is not None and found.canvas_id:
             return found, ""
         return None, f"not in {roster.source} as an ID, SIS User ID or SIS Login ID"
@@ -166,73 +220,103 @@ def _canvas_entry(data: ClassData, student: StudentRecord, roster: Roster | None
 
 
 def _moodle(data: ClassData, options: GradebookOptions) -> Gradebook:
-    field_name = options.moodle_identity.value
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     grade_column = data.title or data.assignment
     writer.writerow([options.moodle_identity.header, grade_column, "Feedback"])
     book = Gradebook(LmsFormat.MOODLE, "", 0)
-    roster = options.roster
     for student in data.students:
-        identity = data.identity(student.student_id)
-        value, why = "", ""
-        if identity.system is NameSystem.MOODLE:
-            entry = roster.by_participant(identity.lms_id or "") if roster else None
-            value = getattr(entry, field_name) if entry else ""
-            why = (f"participant {identity.lms_id} has no {options.moodle_identity.header} in {roster.source}"
-                   if roster else "Moodle's download names give participant ids, which its grade import cannot match; "
-                   "pass --roster with the assignment's grading worksheet")
-        elif identity.system is NameSystem.PLAIN:
-            entry = roster.matching(student.student_id, (field_name,)) if roster else None
-            value = getattr(entry, field_name) if entry else ("" if roster else student.student_id)
-            why = f"not in {roster.source} as an {options.moodle_identity.header}" if roster else ""
-        else:
-            why = "a Canvas download's name, not a Moodle one"
+        value, why = _moodle_value(student.student_id, data.identity(student.student_id), options)
         if not value:
             book.left_out.append((student.student_id, why))
             continue
-        writer.writerow([spreadsheet_safe(value), points(student.row.score), _feedback(student, html=True)])
+        writer.writerow([spreadsheet_safe(value), points(student.row.score), feedback_line(student, html=True)])
         book.rows += 1
     if data.max_score > MOODLE_GRADE_POINT_MAX:
         book.notes.append(f"the maximum score {points(data.max_score)} is above Moodle's default gradepointmax "
                           f"({MOODLE_GRADE_POINT_MAX}): raise it, or the import stops at the first grade above it")
-    if roster is None and any(data.identity(s.student_id).system is NameSystem.PLAIN for s in data.students):
+    if options.roster is None and any(data.identity(s.student_id).system is NameSystem.PLAIN for s in data.students):
         book.notes.append(f"the student ids are taken as the {options.moodle_identity.header} Moodle matches on; "
                           "pass --roster when they are not")
     book.text = stream.getvalue()
     return book
 
 
+def _moodle_value(student_id: str, identity: Identity, options: GradebookOptions) -> tuple[str, str]:
+    """The user field Moodle's import matches this student on, or "" and why there is none."""
+    field_name, roster = options.moodle_identity.value, options.roster
+    if identity.system is NameSystem.MOODLE:
+        entry = roster.by_participant(identity.lms_id or "") if roster else None
+        if entry and getattr(entry, field_name):
+            return getattr(entry, field_name), ""
+        if roster:
+            return "", f"participant {identity.lms_id} has no {options.moodle_identity.header} in {roster.source}"
+        return "", ("Moodle's download names give participant ids, which its grade import cannot match; pass "
+                    "--roster with the assignment's grading worksheet, or fill that worksheet in with --format "
+                    "moodle-worksheet")
+    if identity.system is NameSystem.PLAIN:
+        if roster is None:
+            return student_id, ""
+        entry = roster.matching(student_id, (field_name,))
+        return (getattr(entry, field_name), "") if entry else \
+            ("", f"not in {roster.source} as an {options.moodle_identity.header}")
+    return "", "a Canvas download's name, not a Moodle one"
+
+
 def _lti(data: ClassData, options: GradebookOptions, now: datetime) -> Gradebook:
     lines = []
     book = Gradebook(LmsFormat.LTI, "", 0)
-    roster = options.roster
     for student in data.students:
-        identity = data.identity(student.student_id)
-        user_id = ""
-        if identity.system is NameSystem.CANVAS and identity.lms_id:
-            user_id = identity.lms_id
-        elif identity.system is NameSystem.PLAIN:
-            entry = roster.matching(student.student_id, _CANVAS_KEYS) if roster else None
-            user_id = entry.canvas_id if entry else ("" if roster else student.student_id)
+        user_id, why = _lti_user(student.student_id, data.identity(student.student_id), options.roster)
         if not user_id:
-            book.left_out.append((student.student_id, "no LMS user id: a Moodle participant id or an anonymous "
-                                  "Canvas id is not one" if identity.system is not NameSystem.PLAIN
-                                  else f"not in {options.roster.source if options.roster else 'the roster'}"))
+            book.left_out.append((student.student_id, why))
             continue
         when = datetime.fromtimestamp(student.modified, UTC) if student.modified is not None else now
         score = {"userId": user_id, "scoreGiven": student.row.score,
                  "scoreMaximum": student.row.max_score or data.max_score,
-                 "comment": _feedback(student, html=False), "timestamp": when.isoformat(timespec="milliseconds"),
+                 "comment": feedback_line(student, html=False), "timestamp": when.isoformat(timespec="milliseconds"),
                  "activityProgress": "Completed",
                  "gradingProgress": "FullyGraded" if student.row.graded else "Failed"}
         lines.append(json.dumps(score, ensure_ascii=False, allow_nan=False))
         book.rows += 1
+    if options.roster is None and any(data.identity(s.student_id).system is NameSystem.PLAIN for s in data.students):
+        book.notes.append("the student ids are taken as the LMS user ids; pass --roster (Canvas's gradebook export) "
+                          "when they are not")
     book.text = "".join(line + "\n" for line in lines)
     return book
 
 
-def _feedback(student: StudentRecord, html: bool) -> str:
+def _lti_user(student_id: str, identity: Identity, roster: Roster | None) -> tuple[str, str]:
+    """The LMS user id of a score, or "" and why there is none."""
+    if identity.system is NameSystem.CANVAS and identity.lms_id:
+        return identity.lms_id, ""
+    if identity.system is NameSystem.PLAIN:
+        if roster is None:
+            return student_id, ""
+        entry = roster.matching(student_id, _CANVAS_KEYS)
+        return (entry.canvas_id, "") if entry and entry.canvas_id else ("", f"not in {roster.source}")
+    if identity.system is NameSystem.MOODLE:
+        return "", ("no LMS user id: a Moodle participant id is not one (for Moodle, use --format moodle-worksheet, "
+                    "or moodle with --roster)")
+    return "", "no LMS user id: an anonymous Canvas id is not one"
+
+
+def participant_of(student_id: str, identity: Identity, roster: Roster | None) -> tuple[str, str]:
+    """The Moodle participant id (digits) a grading worksheet knows this student by, or "" and why:
+    a Moodle download's own, else the worksheet's row whose email, ID number or username is the id."""
+    if identity.system is NameSystem.MOODLE and identity.lms_id:
+        return identity.lms_id, ""
+    if identity.system is NameSystem.PLAIN:
+        if roster is None:
+            return "", "no grading worksheet (--roster) to find the student in"
+        entry = roster.matching(student_id, ("email", "idnumber", "username"))
+        if entry and entry.participant:
+            return entry.participant, ""
+        return "", f"not in {roster.source} as an Email address, ID number or Username"
+    return "", "a Canvas download's name, not a Moodle one"
+
+
+def feedback_line(student: StudentRecord, html: bool) -> str:
     """One line: the score, and how many scenarios passed, or why it could not be graded."""
     row = student.row
     if row.error is not None:
