@@ -134,3 +134,46 @@ def test_a_screenshot_is_taken(opened, tmp_path):
     assert browser.save_screenshot(str(shot))
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
+
+
+FITS = """
+const problems = [];
+const root = document.documentElement;
+if (root.scrollWidth > root.clientWidth) problems.push('the page scrolls sideways: ' + root.scrollWidth);
+document.querySelectorAll('div.wide, table, figure').forEach(function (element) {
+  if (element.scrollWidth > element.clientWidth + 1 || element.getBoundingClientRect().right > root.clientWidth + 1)
+    problems.push((element.id || element.firstElementChild.id) + ' is wider than the window: ' + element.scrollWidth);
+});
+document.querySelectorAll('figure.plot svg').forEach(function (svg) {
+  const box = svg.getBoundingClientRect();
+  svg.querySelectorAll('text').forEach(function (text) {
+    const r = text.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+      problems.push(svg.parentNode.id + ': "' + text.textContent.slice(0, 40) + '" runs past the plot');
+  });
+});
+return problems;
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_every_table_and_plot_fits_the_window_without_scrolling_sideways(opened, width):
+    from selenium.webdriver.common.by import By
+
+    out, browser = opened
+    browser.set_window_size(width, 1000)
+    assert browser.execute_script("return window.innerWidth") == width
+    assert browser.execute_script(FITS) == []
+    # The misconceptions' bars keep most of the plot's width, and every label is there whole.
+    plot = browser.find_element(By.CSS_SELECTOR, "#plot-misconceptions svg")
+    axis = plot.find_elements(By.TAG_NAME, "line")[-1]
+    length = float(axis.get_attribute("x2")) - float(axis.get_attribute("x1"))
+    assert length >= 0.6 * float(plot.get_dom_attribute("width"))
+    bars = plot.find_elements(By.CSS_SELECTOR, "rect[data-label]")
+    labels = [text.get_attribute("textContent") for text in plot.find_elements(By.TAG_NAME, "text")
+              if text.find_elements(By.TAG_NAME, "tspan")]
+    assert labels == [bar.get_attribute("data-label") for bar in bars]
+    for page in ("ref-a", "leeann_777", "broken"):   # the students' pages too
+        browser.get((out / "students" / f"{page}.html").as_uri())
+        assert browser.execute_script(FITS) == [], page
+    browser.get((out / "report.html").as_uri())

@@ -39,13 +39,14 @@ EXPLAIN = {
 }
 
 STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:60rem;margin:0 auto;
-padding:1rem 1.5rem;line-height:1.45}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:76rem;margin:0 auto;
+padding:1rem 1.5rem;line-height:1.45}p,ul,nav{max-width:60rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:2px solid #ddd;padding-bottom:.2rem}
 .generated,.meta{color:#555;margin:.2rem 0}nav ol{columns:2}
-table{border-collapse:collapse;margin:.6rem 0 1.2rem;font-size:.9rem}
+table{border-collapse:collapse;margin:.6rem 0 1.2rem;font-size:.85rem}
 caption{text-align:left;font-weight:600;padding:.3rem 0}
-th,td{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}
+th,td{border-bottom:1px solid #ddd;padding:.25rem .4rem;text-align:left;vertical-align:top}
+td{overflow-wrap:break-word}td.n{white-space:nowrap}table.sortable td{overflow-wrap:anywhere}
 td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}
 th button{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer}
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{color:#555;font-size:.9rem}
@@ -66,8 +67,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
   Array.prototype.forEach.call(heads, function (th, column) {
     var button = document.createElement("button");
     button.type = "button";
-    button.textContent = th.textContent;
-    th.textContent = "";
+    while (th.firstChild) { button.appendChild(th.firstChild); }   // the name, with its <wbr>s
     th.appendChild(button);
     button.addEventListener("click", function () {
       var up = th.getAttribute("aria-sort") !== "ascending";
@@ -166,7 +166,12 @@ def _tasks(data: ClassData, tables: dict[str, Table]) -> str:
             f"Histogram of the points {len(values)} graded submissions earned on task {task.title} "
             f"(out of {_num(task.max_score)}): " + "; ".join(f"{label}: {count}" for label, count in bins) + ".",
             bins, f"points on {task.id}"))
-    return "".join(out) + _table(tables["tasks"])
+    # Two views of the tasks table: thirteen columns squeeze the titles to a word a line in a narrow window.
+    return ("".join(out) + _table(tables["tasks"], columns=("task", "title", "max_score", "n", "mean", "sd", "median",
+                                                             "min", "max"))
+            + _table(tables["tasks"], columns=("task", "at_zero", "at_full_marks", "scenarios", "cronbach_alpha"),
+                     part="-reliability", caption="Per task: at zero, at full marks, and the consistency of its "
+                                                  "scenarios"))
 
 
 def _scenarios(data: ClassData, stats: dict, tables: dict[str, Table]) -> str:
@@ -187,6 +192,9 @@ def _scenarios(data: ClassData, stats: dict, tables: dict[str, Table]) -> str:
         f"passed, failed, raised an error, timed out, ran out of memory, crashed or did not run. "
         f"Lowest: {worst or 'none'}. The scenarios table below gives every count.",
         bars, legend, "share of graded submissions")
+    # The scenarios table is two views, each beside its plot: sixteen columns fit no narrow window.
+    body += _table(tables["scenarios"], columns=("scenario", "runs", *(s.value for s in STATUSES)), part="-status",
+                   caption="Per scenario: how the graded submissions ended")
     items = [item for item in stats["scenarios"] if item["difficulty"] is not None]
     points = [(item["difficulty"], item["item_rest"] if item["item_rest"] is not None else 0.0,
                item["id"] + ("" if item["item_rest"] is not None else " (no variance)"), bool(item["flags"]))
@@ -201,7 +209,9 @@ def _scenarios(data: ClassData, stats: dict, tables: dict[str, Table]) -> str:
         guides=[("y", WEAK_DISCRIMINATION, f"weak below {WEAK_DISCRIMINATION}"), ("y", 0.0, "0"),
                 ("x", TOO_EASY, "too easy")])
     body += (f'<p class="explain">{escape(EXPLAIN["difficulty"])}<br>{escape(EXPLAIN["item_rest"])}</p>'
-             + _table(tables["scenarios"]))
+             + _table(tables["scenarios"], columns=("scenario", "title", "task", "visibility", "points", "difficulty",
+                                                    "item_rest", "flags"),
+                      caption="Per scenario: difficulty and discrimination"))
     return body
 
 
@@ -220,9 +230,7 @@ def _misconceptions(data: ClassData, tables: dict[str, Table]) -> str:
     if not found:
         return "<p>No failure named a misconception.</p>"
     shown = found[:MISCONCEPTIONS_PLOTTED]
-    bars = [(m.text, float(m.students),
-             f"{m.students} ({', '.join(sid for sid, _ in m.scenarios[:3])}{', …' if len(m.scenarios) > 3 else ''})")
-            for m in shown]
+    bars = [(m.text, float(m.students), str(m.students)) for m in shown]   # where: in the table below
     graded = len(data.graded)
     body = svg.horizontal_bars(
         "plot-misconceptions", "Misconceptions: how many submissions showed each",
@@ -253,15 +261,25 @@ def _runtime(data: ClassData, tables: dict[str, Table]) -> str:
     return body + _table(tables["runtime"]) + _table(tables["isolation"])
 
 
-def _table(table: Table, sortable: bool = False, link=None) -> str:
+def _table(table: Table, sortable: bool = False, link=None, columns: Sequence[str] | None = None,
+           part: str = "", caption: str | None = None) -> str:
+    """``table`` as HTML; ``columns``: only these of its columns (a view of a wide table, ``part``
+    naming it, under its own ``caption``), every one by default."""
     if not table.rows:
-        return f"<p><b>{escape(table.caption)}</b>: none.</p>"
-    head = "".join(f'<th scope="col">{escape(name)}</th>' for name, _ in table.columns)
+        return f"<p><b>{escape(caption or table.caption)}</b>: none.</p>"
+    shown = set(columns) if columns is not None else {name for name, _ in table.columns}
+    # A column's name may break after an underscore (item_<wbr>rest): a narrow window keeps every column.
+    head = "".join(f'<th scope="col">{escape(name).replace("_", "_<wbr>")}</th>' for name, _ in table.columns
+                   if name in shown)
     body = []
     for row in table.rows:
         cells = []
-        for j, (value, (_, kind)) in enumerate(zip(row, table.columns)):
+        for j, (value, (name, kind)) in enumerate(zip(row, table.columns)):
+            if name not in shown:
+                continue
             text = escape(html_cell(value, kind))
+            if kind is Kind.TEXT and not sortable:   # ids break after an underscore before anywhere else
+                text = text.replace("_", "_<wbr>")
             if j == 0 and link is not None:
                 text = f'<a href="{escape(link(str(value)))}">{text}</a>'
             numeric = kind is not Kind.TEXT
@@ -271,9 +289,9 @@ def _table(table: Table, sortable: bool = False, link=None) -> str:
             cells.append(f"<td{attributes}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     classes = ' class="sortable"' if sortable else ""
-    return (f'<div class="wide"><table id="table-{table.name}"{classes}><caption>{escape(table.caption)} '
-            f'<span class="csv">({table.name}.csv)</span></caption><thead><tr>{head}</tr></thead><tbody>'
-            + "\n".join(body) + "</tbody></table></div>")
+    return (f'<div class="wide"><table id="table-{table.name}{part}"{classes}><caption>'
+            f'{escape(caption or table.caption)} <span class="csv">({table.name}.csv)</span></caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>" + "\n".join(body) + "</tbody></table></div>")
 
 
 def _bins(values: Sequence[float], maximum: float, count: int = 10) -> list[tuple[str, int]]:

@@ -68,31 +68,37 @@ def histogram(plot_id: str, title: str, description: str, bins: Sequence[tuple[s
 
 def horizontal_bars(plot_id: str, title: str, description: str, bars: Sequence[tuple[str, float, str]],
                     x_label: str, maximum: float | None = None, caption: str = "", label_above: bool = False) -> str:
-    """One bar per ``(label, value, text written after the bar)``. ``label_above``: each label on
-    its own line above its bar (long labels), else in a column to the left (short ones)."""
+    """One bar per ``(label, value, text written after the bar)``. ``label_above``: each label above
+    its bar, whole, on as many lines as it needs (long labels), else in a column to the left (short
+    ones, cut to fit with the whole in a tooltip). The texts after the bars get at most a third of
+    the width, so the bars always keep most of it."""
     label_w = 0 if label_above else min(260, max((len(label) for label, _, _ in bars), default=0) * CHAR + 8)
-    right = 16 + max((len(text) for _, _, text in bars), default=0) * CHAR
-    left, top = 8 + label_w, 8
-    row = 34 if label_above else 20
+    right = min(16 + max((len(text) for _, _, text in bars), default=0) * CHAR, WIDTH / 3)
+    left, top, line = 8 + label_w, 8, FONT + 3
     plot_w = WIDTH - left - right
-    height = top + row * len(bars) + 40
+    labels = [_wrapped(label, WIDTH - 16) if label_above else [_fit(label, label_w - 8)] for label, _, _ in bars]
+    heights = [line * len(lines) + 20 if label_above else 20 for lines in labels]
+    height = top + sum(heights) + 40
     peak = maximum if maximum else max((value for _, value, _ in bars), default=0) or 1
     out = []
-    for i, (label, value, text) in enumerate(bars):
-        y = top + i * row
-        bar_y = y + (16 if label_above else 2)
+    y = top
+    for (label, value, text), lines, row in zip(bars, labels, heights):
+        bar_y = y + (line * len(lines) + 4 if label_above else 2)
         w = plot_w * max(value, 0) / peak
-        shown = _fit(label, (WIDTH - 16) if label_above else label_w - 8)
-        tip = f"<title>{escape(label)}</title>" if shown != label else ""
+        tip = f"<title>{escape(label)}</title>" if lines != [label] and not label_above else ""
         if label_above:
-            out.append(f'<text x="{left}" y="{_n(y + 12)}">{escape(shown)}{tip}</text>')
+            spans = "".join(f'<tspan x="{left}" dy="{0 if k == 0 else line}">{escape(part)}</tspan>'
+                            for k, part in enumerate(lines))
+            out.append(f'<text x="{left}" y="{_n(y + 12)}">{spans}</text>')
         else:
-            out.append(f'<text x="{_n(left - 6)}" y="{_n(bar_y + 11)}" text-anchor="end">{escape(shown)}{tip}</text>')
+            out.append(f'<text x="{_n(left - 6)}" y="{_n(bar_y + 11)}" text-anchor="end">'
+                       f"{escape(lines[0])}{tip}</text>")
         out.append(f'<rect x="{left}" y="{_n(bar_y)}" width="{_n(w)}" height="14" fill="{BAR}" '
                    f'data-label="{escape(label)}" data-value="{_n(value)}">'
                    f"<title>{escape(label)}: {escape(text)}</title></rect>")
-        out.append(f'<text x="{_n(left + w + 4)}" y="{_n(bar_y + 11)}">{escape(text)}</text>')
-    axis_y = top + row * len(bars) + 4
+        out.append(f'<text x="{_n(left + w + 4)}" y="{_n(bar_y + 11)}">{escape(_fit(text, right - 8))}</text>')
+        y += row
+    axis_y = top + sum(heights) + 4
     out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="{INK}"/>')
     out.append(f'<text x="{left}" y="{axis_y + 14}" font-size="{FONT - 2}">0</text>')
     out.append(f'<text x="{left + plot_w}" y="{axis_y + 14}" text-anchor="end" font-size="{FONT - 2}">'
@@ -204,6 +210,21 @@ def _nice_step(peak: int) -> int:
             if peak / (factor * magnitude) <= 5:
                 return factor * magnitude
         magnitude *= 10
+
+
+def _wrapped(text: str, width: float) -> list[str]:
+    """``text`` in lines of at most ``width`` pixels (by the average character width), broken at
+    spaces (a word longer than a line is a line of its own); every word kept, each line but the
+    last ending in its space, so the lines joined are the text."""
+    room = max(int(width / CHAR), 8)
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + len(word) <= room:
+            lines[-1] += word + " "
+        else:
+            lines.append(word + " ")
+    lines[-1] = lines[-1][:-1]
+    return lines
 
 
 def _fit(text: str, width: float) -> str:
