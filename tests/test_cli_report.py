@@ -345,3 +345,22 @@ def test_moodle_and_lti_gradebooks_that_would_import_nothing_are_refused_before_
     done = run("report", str(out), "--format", "canvas", "--roster", str(worksheet))
     assert done.returncode == 0 and "Canvas gradebook: not written, no student could be put in it" in done.stdout
     assert not (out / "canvas.csv").exists()
+
+
+def test_a_students_page_names_what_was_changed_in_the_provided_engine_as_check_does(graded_class):
+    import html
+
+    from buggy_fixtures import BUGGY
+    out, _ = graded_class
+    assert run("report", str(out), "--with-students").returncode == 0
+    checked = run("check", "--assignment", str(Path(__file__).parent.parent / "exercises" / "autodiff"),
+                  str(BUGGY / "engine_mul_backward_swapped.py"))
+    console = " ".join(checked.stdout.split())   # the console wraps to its width
+    start = console.index("You changed the provided engine: ")
+    notice = console[start:console.index("unless the exercise asks you to change it.", start) + 42]
+    assert "`Tensor.__mul__` (lines " in notice
+    page = " ".join(html.unescape((out / "students" / "engine_mul_backward_swapped-a.html").read_text()).split())
+    assert notice in page   # the same line, the same parts
+    assert "(You changed the provided engine: that change may be the cause.)" in page
+    untouched = html.unescape((out / "students" / "ref-a.html").read_text())
+    assert "You changed the provided engine" not in untouched

@@ -45,3 +45,15 @@ def test_an_ungradable_submission_says_why(ungradable):
     root = parse(render_html(ungradable))
     assert "could not be graded" in ET.tostring(root, encoding="unicode")
     assert root.findtext(".//pre") == ungradable.error
+
+
+def test_a_changed_provided_engine_is_named_as_the_console_names_it(wrong):
+    from grader.report.console import render
+    from grader.results import ProvidedChange
+
+    changed = dataclasses.replace(wrong, provided_changes=(ProvidedChange("helper", "changed", 3, 7),))
+    text = ET.tostring(parse(render_html(changed)), encoding="unicode", method="text")
+    console = " ".join(render(changed, width=400).split())
+    notice = console[console.index("You changed the provided engine: "):console.index("change it.") + 10]
+    assert notice in " ".join(text.split())
+    assert "(You changed the provided engine: that change may be the cause.)" in text

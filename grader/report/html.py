@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from html import escape
 
-from grader.report.text import STATUS_WORDS, explain, import_output, one_line, points
+from grader.report.text import (
+    STATUS_WORDS,
+    engine_may_be_the_cause,
+    explain,
+    import_output,
+    one_line,
+    points,
+    provided_notice,
+)
 from grader.results import ScenarioResult, SubmissionResult
 
 _PASS, _FAIL, _DIM = "#1a7f37", "#cf222e", "#57606a"
@@ -23,6 +31,9 @@ def render_html(result: SubmissionResult, *, title: str = "") -> str:
     if result.error:
         out.append(f'<p style="color:{_FAIL};font-weight:bold">This submission could not be graded:</p>'
                    f"<pre>{escape(result.error)}</pre>")
+    notice = provided_notice(result)
+    if notice:
+        out.append(f'<p style="color:{_FAIL};font-weight:bold">{escape(notice)}</p>')
     if result.warnings:
         count = len(result.warnings)
         heading = f"{count} part{'s' * (count != 1)} of your notebook not graded (they run in Jupyter only)"
@@ -42,7 +53,7 @@ def render_html(result: SubmissionResult, *, title: str = "") -> str:
     if failures and not result.error:
         out.append(f"<p><b>{len(failures)} scenario{'s' * (len(failures) != 1)} did not pass</b> "
                    f'<span style="color:{_DIM}">(click one for what it ran, expected and got)</span></p>')
-        out += [_failure(s) for s in failures]
+        out += [_failure(s, engine_may_be_the_cause(result, s)) for s in failures]
     colour = _PASS if result.all_passed else _FAIL
     footer = f"Score: {one_line(result)}"
     if result.visibility == "public":
@@ -73,9 +84,10 @@ def _table(result: SubmissionResult) -> str:
     return f'<table style="border-collapse:collapse">{"".join(rows)}</table>'
 
 
-def _failure(scenario: ScenarioResult) -> str:
+def _failure(scenario: ScenarioResult, engine_changed: bool) -> str:
     summary = f"<code>{escape(scenario.id)}</code>: {escape(scenario.feedback.summary or scenario.title)}"
-    return _collapsible(summary, f"<pre>{escape(explain(scenario))}</pre>", open_=False, raw_summary=True)
+    return _collapsible(summary, f"<pre>{escape(explain(scenario, engine_changed=engine_changed))}</pre>",
+                        open_=False, raw_summary=True)
 
 
 def _collapsible(summary: str, body: str, *, open_: bool, raw_summary: bool = False) -> str:

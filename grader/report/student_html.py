@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from grader.report.text import STATUS_WORDS, explain, import_output, points
+from grader.report.text import STATUS_WORDS, engine_may_be_the_cause, explain, import_output, points, provided_notice
 from grader.results import SubmissionResult, TaskScore
 from grader.visibility import ShownTo, Visibility
 
@@ -50,6 +50,9 @@ def render_student_page(student_id: str, result: SubmissionResult | None, *, dis
                f"{passed} of {len(shown)} scenarios passed.</p>")
     if result.error:
         out.append(f"<p class=\"notpassed\">Your submission could not be graded:</p><pre>{escape(result.error)}</pre>")
+    notice = provided_notice(result)   # the same line, the same parts, as grader check prints
+    if notice:
+        out.append(f'<p class="notpassed">{escape(notice)}</p>')
     if result.warnings:
         out.append(f"<details><summary>{len(result.warnings)} part{'s' * (len(result.warnings) != 1)} of your "
                    "submission not graded</summary><ul>"
@@ -86,8 +89,8 @@ def render_student_page(student_id: str, result: SubmissionResult | None, *, dis
         for s in mine:
             if not s.passed and not result.error:
                 public = s.visibility is Visibility.PUBLIC
-                out.append(f"<details><summary>{escape(s.title)}</summary>"
-                           f"<pre>{escape(explain(s, show_program=public))}</pre></details>")
+                explained = explain(s, show_program=public, engine_changed=engine_may_be_the_cause(result, s))
+                out.append(f"<details><summary>{escape(s.title)}</summary><pre>{escape(explained)}</pre></details>")
     if any(s.visibility is Visibility.HIDDEN for s in shown):
         out.append("<p><small>Hidden scenarios show their outcome and explanation, not their program.</small></p>")
     out.append(f"<p><small>Graded with seed {result.seed}; {escape(result.submission_sha256[:12])} is the "
