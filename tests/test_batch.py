@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from buggy_fixtures import BUGGY
+from own_processes import sandboxes_below, wait_gone
 
 ROOT = Path(__file__).parent.parent
 ASSIGNMENT = ROOT / "exercises" / "autodiff"
@@ -162,6 +162,30 @@ def test_empty_folder_and_missing_solutions_are_usage_errors(tmp_path):
 
 
 def test_sigkill_midway_then_rerun_gives_the_uninterrupted_gradebook(tmp_path):
+    # A grader beside the suite (a student's check --watch from the same venv) keeps its sandbox up
+    # throughout: the test judges only the sandboxes of the graders it started.
+    (tmp_path / "beside").mkdir()
+    shutil.copy(STUB, tmp_path / "beside" / "autodiff.py")
+    beside = subprocess.Popen([*GRADER, "check", "--watch", "--assignment", str(ASSIGNMENT), "autodiff.py"],
+                              cwd=tmp_path / "beside", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert "Score:" in _read_until(beside, "Score:"), "the grader beside did not check"
+        assert sandboxes_below(beside.pid), "the grader beside keeps no sandbox"
+        _sigkill_midway_then_rerun(tmp_path)
+        assert beside.poll() is None and sandboxes_below(beside.pid)   # left alone
+    finally:
+        beside.send_signal(signal.SIGINT)
+        beside.wait(timeout=30)
+
+
+def _read_until(process: subprocess.Popen, text: str, timeout: float = 120) -> str:
+    seen, deadline = "", time.monotonic() + timeout
+    while text not in seen and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stdout.readline()
+    return seen
+
+
+def _sigkill_midway_then_rerun(tmp_path: Path) -> None:
     folder = tmp_path / "class"
     folder.mkdir()
     sources = [REFERENCE, STUB, *sorted(BUGGY.glob("*.py"))[:10]]
@@ -177,32 +201,25 @@ def test_sigkill_midway_then_rerun_gives_the_uninterrupted_gradebook(tmp_path):
     deadline = time.monotonic() + 120
     while len(list((out / "results").glob("*.json"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
+    ours = sandboxes_below(process.pid)   # the killed grader's sandboxes, as they run when it dies
+    assert ours, "the grader had no sandbox running midway"
     process.send_signal(signal.SIGKILL)
     process.wait()
     partial = len(list((out / "results").glob("*.json")))
     assert 3 <= partial < len(sources), "the batch was not killed midway"
     assert not (out / "gradebook.csv").exists()
 
-    rerun = grade(folder, out, "-j", "2", check=True)  # no --seed: the folder remembers 11
-    assert f"({partial} unchanged since the last run) with seed 11" in rerun.stdout
+    rerun = subprocess.Popen([*GRADER, "grade", str(folder), "--assignment", str(ASSIGNMENT), "--out", str(out),
+                              "-j", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # no --seed
+    while rerun.poll() is None:   # the rerun's sandboxes, as long as it runs
+        ours |= sandboxes_below(rerun.pid)
+        time.sleep(0.05)
+    stdout, stderr = rerun.communicate()
+    assert rerun.returncode == 0, stdout + stderr
+    assert f"({partial} unchanged since the last run) with seed 11" in stdout   # the folder remembers 11
     assert (out / "gradebook.csv").read_text() == (complete / "gradebook.csv").read_text()
     assert not list((out / "results").glob(".*.tmp"))
-    _assert_no_sandbox_left()
-
-
-def _assert_no_sandbox_left() -> None:
-    """No process runs this grader's sandbox child script any more (the wardens die with their
-    grader). Another grader's, such as a benchmark's from another checkout, is not ours to judge."""
-    import grader.sandbox.spawn
-    script = grader.sandbox.spawn.CHILD_SCRIPT.encode()
-    time.sleep(0.2)
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                command = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            assert script not in command, f"process {entry} survived: {command[:200]!r}"
+    assert wait_gone(ours) == set(), "a sandbox of these graders survived them (the wardens die with their grader)"
 
 
 def test_an_empty_file_is_an_error_row_and_another_file_is_named_in_one_cell(tmp_path):
