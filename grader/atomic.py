@@ -1,10 +1,15 @@
-"""Atomic file writes: a reader (or a rerun after SIGKILL) sees the old file or the new one, never half."""
+"""Atomic file writes: a reader (or a rerun after SIGKILL) sees the old file or the new one, never half.
+
+A file written here gets the permissions of any file its user makes: 0666 less the umask (0644 with
+the usual 022), as the shell, cp or an editor would give it; who may read a folder's files is the
+folder's and the umask's business (:meth:`grader.outdir.OutputFolder.prepare` makes a new OUT
+private: grades are personal data).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -42,7 +47,7 @@ def _temporary(path: Path) -> Iterator[int]:
     """The descriptor of a new temporary file beside ``path``, renamed to ``path`` when the block
     ends without an exception (the caller has closed it by then), removed when it raises."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    handle, temporary = _created(path)
     try:
         yield handle
         os.replace(temporary, path)
@@ -52,6 +57,19 @@ def _temporary(path: Path) -> Iterator[int]:
         except FileNotFoundError:
             pass
         raise
+
+
+def _created(path: Path) -> tuple[int, str]:
+    """A new, empty ``.<name>.XXXXXXXX.tmp`` beside ``path``: its descriptor and name. Made by the
+    kernel with 0666 less the umask (``tempfile.mkstemp`` would give 0600, and a rename keeps it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    for _ in range(100):
+        temporary = str(path.parent / f".{path.name}.{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:   # a name already taken (a killed run's leftover): another one
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def unwritable(path: Path, folder: bool = False) -> str | None:

@@ -59,7 +59,12 @@ class OutputFolder:
         if blocker is not None:
             raise UsageError(f"cannot write the output folder {self.path}: {blocker} is a file; "
                              "choose another --out")
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            # New, it is private (0700): it will hold every student's results, and grades are personal
+            # data. The files in it follow the umask, so `chmod g+rx OUT` (or an OUT made beforehand)
+            # shares it; an existing folder keeps its permissions.
+            self.path.mkdir(mode=0o700)
         for folder in (self.results, self.gradescope, self.path):
             atomic.remove_leftovers(folder)
 

@@ -240,3 +240,29 @@ def test_an_empty_file_is_an_error_row_and_another_file_is_named_in_one_cell(tmp
     assert rows["dot"]["provided_changes"] == "none of the provided engine (all its parts missing: another file)"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["graded"] == 2 and {u["student_id"] for u in summary["ungradable"]} == {"ben", "cas"}
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_output_files_follow_the_umask_and_a_new_out_folder_is_private(tmp_path, umask, mode):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(REFERENCE, folder / "smithjane_4242_987654_autodiff.py")
+    out = tmp_path / "out"
+    command = [*GRADER, "grade", str(folder), "--assignment", str(ASSIGNMENT), "--out", str(out), "--format",
+               "canvas", "gradescope"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, umask=umask)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = subprocess.run([*GRADER, "report", str(out), "--with-students"], capture_output=True, text=True,
+                            umask=umask)
+    assert report.returncode == 0, report.stderr
+    files = [out / name for name in ("report.html", "gradebook.csv", "summary.json", "canvas.csv", "manifest.json",
+                                     "identities.json", "batch.json")]
+    files += [*(out / "students").glob("*.html"), *(out / "results").glob("*.json"),
+              *(out / "gradescope").glob("*.json"), *(out / "report").glob("*.csv")]
+    assert len(files) > 12
+    assert {path.name: oct(path.stat().st_mode & 0o777) for path in files} == \
+        {path.name: oct(mode) for path in files}
+    assert out.stat().st_mode & 0o777 == 0o700   # grades are personal data: a new OUT is the user's alone
+    out.chmod(0o750)                             # an OUT the user opened keeps its permissions
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, umask=umask)
+    assert again.returncode == 0 and out.stat().st_mode & 0o777 == 0o750
