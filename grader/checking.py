@@ -53,12 +53,40 @@ def submission_file(file: Path | None, plan: Plan, cwd: Path) -> Path:
     if file is None:
         name = plan.submission
         if not (cwd / name).is_file():
-            raise UsageError(f"{name} is not in {cwd}: run grader check where your {name} is, "
-                             f"or pass it: grader check path/to/{name}")
+            raise UsageError(f"{name} is not in {cwd}" + _nearby(cwd, name, name) + f": run grader check where "
+                             f"your {name} is, or pass it: grader check path/to/{name}")
         return Path(name) if cwd == Path.cwd() else cwd / name
     if not file.is_file():
-        raise UsageError(f"{file} does not exist")
+        raise UsageError(f"{file} does not exist" + _nearby(cwd / file.parent, file.name, plan.submission))
     return file
+
+
+def _nearby(folder: Path, wanted: str, submission: str) -> str:
+    """What the student may have meant, from the files in ``folder``: a copy ``grade`` would take as
+    the submission (``autodiff (1).py``, a browser's second download), and "did you mean" for a slip
+    of the keyboard (``autodif.py``); "" when nothing is near. Only on this error path (it lists
+    the folder)."""
+    import difflib
+    import shlex
+
+    from grader.discovery import DEFAULT_SUFFIXES
+    from grader.lms_names import Role, role_of
+    try:
+        names = sorted(entry.name for entry in folder.iterdir() if entry.is_file())
+    except OSError:
+        return ""
+    # A copy is worth naming only where the submission itself is not: with both, grade takes neither.
+    copies = [] if submission in names else [
+        name for name in names if role_of(name, submission, DEFAULT_SUFFIXES) is Role.SUBMISSION]
+    close = [name for name in difflib.get_close_matches(wanted, names, n=3, cutoff=0.75) if name not in copies]
+    said = []
+    if close:
+        said.append(f"did you mean {' or '.join(shlex.quote(name) for name in close)}?")
+    if copies:
+        listed = ", ".join(shlex.quote(name) for name in copies)
+        said.append(f"{listed} {'is' if len(copies) == 1 else 'are'} here, which grader grade would take as "
+                    f"{submission}: grader check {listed.split(', ')[0]}")
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbox, seed: int | None = None,

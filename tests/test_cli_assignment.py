@@ -26,7 +26,7 @@ def grader(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 def test_check_on_the_reference_shows_full_marks():
     done = grader("check", str(REFERENCE), "--assignment", str(EXERCISE))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Score: 55/55 points, 17 of 17 scenarios passed" in done.stdout
+    assert "Score: 55/55 points, 8 of 8 scenarios passed (and 9 of 9 checks worth no" in done.stdout
 
 
 def test_check_on_the_stub_says_not_implemented_for_each_task(tmp_path):
@@ -34,7 +34,8 @@ def test_check_on_the_stub_says_not_implemented_for_each_task(tmp_path):
     shutil.copytree(EXERCISE, student)
     done = grader("check", cwd=student)  # as a student runs it: inside the exercise folder
     assert done.returncode == 1
-    assert "Score: 0/55 points" in done.stdout
+    # The engine's 0-point checks are not progress: the handout has passed none of its 8 scenarios.
+    assert "Score: 0/55 points, 0 of 8 scenarios passed (and 9 of 9 checks worth no points)." in done.stdout
     # Every task scenario is one TODO line of its table, and one line says which tasks are left:
     assert done.stdout.count("  TODO     ") == 8
     assert "Not implemented yet: Task 1 (4 scenarios), Task 2 (4 scenarios)." in done.stdout
@@ -118,3 +119,21 @@ def test_colours_on_a_terminal_unless_no_color(tmp_path, no_color):
     assert (b"\x1b[" in output) is (not no_color)
     lines = output.decode().replace("\r", "").splitlines()
     assert max(len(line) for line in lines if "\x1b" not in line) <= 100
+
+
+def test_the_console_wraps_programs_tracebacks_and_prints_to_its_width_losing_nothing(tmp_path):
+    for name in ("detach_returns_self", "engine_mul_backward_swapped", "tape_cleared_on_exit"):
+        done = grader("check", "-v", str(BUGGY / f"{name}.py"), "--assignment", str(EXERCISE))
+        assert max(map(len, done.stdout.splitlines())) <= 80, name   # not a terminal: 80 columns
+    result = json.loads(grader("check", "--json", str(BUGGY / "detach_returns_self.py"), "--assignment",
+                               str(EXERCISE)).stdout)
+    program = next(s["program"] for s in result["scenarios"] if s["status"] != "passed" and s["program"]
+                   and max(map(len, s["program"].splitlines())) > 73)   # a line that needs wrapping at 80
+    console = grader("check", str(BUGGY / "detach_returns_self.py"), "--assignment", str(EXERCISE)).stdout
+    assert "".join(program.split()) in "".join(console.split())
+    # What a submission prints while it is imported: wrapped too, every character kept.
+    printed = ", ".join(f"value_{n:03d}" for n in range(75))   # ~900 characters on one line
+    (tmp_path / "autodiff.py").write_text(REFERENCE.read_text() + f"\nprint({printed!r})\n")
+    done = grader("check", "-v", "autodiff.py", "--assignment", str(EXERCISE), cwd=tmp_path)   # -v: every line
+    assert len(printed) > 800 and max(map(len, done.stdout.splitlines())) <= 80
+    assert "".join(printed.split()) in "".join(done.stdout.split())

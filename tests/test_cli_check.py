@@ -133,6 +133,22 @@ def test_missing_submission_says_where_to_run(exercise):
     assert "Error: squares.py is not in" in result.output and "grader check path/to/squares.py" in result.output
 
 
+def test_a_mistyped_or_copied_file_name_says_what_is_there(exercise):
+    result = run("check", "sqares.py", cwd=exercise)
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output == "Error: sqares.py does not exist (did you mean squares.py?)\n"
+    # A browser's second download beside no squares.py: grade would take it, check says so.
+    (exercise / "squares.py").rename(exercise / "squares (1).py")
+    result = run("check", cwd=exercise)
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output.startswith("Error: squares.py is not in ") and ("('squares (1).py' is here, which grader "
+                                                                         "grade would take as squares.py: grader "
+                                                                         "check 'squares (1).py')") in result.output
+    result = run("check", "sqares.py", cwd=exercise)
+    assert "'squares (1).py' is here" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
 def test_spec_errors_exit_2_with_file_line_field(exercise):
     spec = exercise / "assignment.yaml"
     spec.write_text(spec.read_text().replace("time_limit: 2", "time_limt: 2").replace("task: grads", "task: grad"))

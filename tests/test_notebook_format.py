@@ -2,6 +2,8 @@
 and every way a file is refused (real notebooks made by nbformat)."""
 
 import json
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -12,6 +14,7 @@ from grader.formats.dropped import DropReason
 from grader.formats.ipython_syntax import strip_ipython
 from grader.formats.line_map import relocate_traceback
 from grader.formats.notebook import MAX_CODE_BYTES, NotebookError, read_notebook
+from grader.spec_cache import SpecCache
 
 FORBIDDEN = ("torch", "tensorflow")
 
@@ -150,12 +153,16 @@ def test_versions_other_than_4_are_refused_with_what_to_do():
             read_notebook(data, "autodiff.ipynb", assignment="autodiff")
 
 
-def test_an_invalid_notebook_is_refused_with_where():
-    node = json.loads(dumps(notebook("x = 1")))
-    node["cells"][0]["execution_count"] = "three"
-    with pytest.raises(NotebookError, match=r"not a valid Jupyter notebook \(nbformat 4\): "
-                                            r"notebook\.cells\[0\]\.execution_count"):
-        read_notebook(json.dumps(node).encode(), "autodiff.ipynb", assignment="autodiff")
+def test_an_invalid_notebook_is_refused_with_where_counting_cells_from_one():
+    node = json.loads(dumps(notebook(*[("md", f"# part {n}") for n in range(10)], "x = 1")))
+    node["cells"][10]["execution_count"] = "three"
+    for cache in (None, SpecCache(Path(tempfile.mkdtemp()))):   # grade's nbformat, and check's fast validator
+        with pytest.raises(NotebookError) as refused:
+            read_notebook(json.dumps(node).encode(), "autodiff.ipynb", assignment="autodiff", cache=cache)
+        message = str(refused.value)
+        assert message.startswith("autodiff.ipynb is not a valid Jupyter notebook (nbformat 4): cell 11's "
+                                  "execution_count"), message
+        assert "cells[" not in message
 
 
 def test_another_assignments_notebook_is_refused():

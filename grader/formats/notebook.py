@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -146,9 +147,22 @@ def validate_notebook(notebook: dict, name: str, cache: SpecCache | None = None)
     from grader.formats.notebook_schema import schema_problem
     problem = schema_problem(notebook, cache)
     if problem is not None:
+        problem = cells_counted_from_one(problem)
         problem = problem if len(problem) <= 240 else problem[:237] + "..."
         raise NotebookError(f"{name} is not a valid Jupyter notebook (nbformat 4): {problem}. "
                             f"Open it in Jupyter and save it again")
+
+
+_CELL_PATH = re.compile(r"\b(?:notebook|data)\.cells\[(\d+)\](?:\.(\w+))?")
+
+
+def cells_counted_from_one(problem: str) -> str:
+    """A schema problem's ``notebook.cells[10].execution_count`` (a 0-based index) as every other
+    message says it: ``cell 11's execution_count`` (cells counted from 1, markdown cells included)."""
+    def named(match: re.Match[str]) -> str:
+        cell = f"cell {int(match[1]) + 1}"
+        return f"{cell}'s {match[2]}" if match[2] else cell
+    return _CELL_PATH.sub(named, problem)
 
 
 def build_module(notebook: dict, name: str, policy: CellPolicy, forbidden: tuple[str, ...]) -> NotebookModule:

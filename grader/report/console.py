@@ -64,7 +64,7 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
         return "\n".join(out) + "\n"
     printed = import_output(result)
     if printed:
-        out += ["", *_capped(printed.splitlines(), verbose)]
+        out += ["", *_capped(wrap.code(printed, ""), verbose)]
     common = None if result.error else _common_cause(result)
     out += ["", *_tables(result, style, width, verbose, collapse=common is not None)]
     todo = _unfinished_line(result)
@@ -137,7 +137,7 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
     worth = "0 points, a check of the provided engine" if scenario.max_points == 0 else \
         f"{points(scenario.max_points)} points"
     lines = [*(style(line, "fail") for line in wrap(f"-- {scenario.id}: {scenario.title}", "", "   ")),
-             style(f"   ({task}; {worth})", "dim")]
+             *(style(line, "dim") for line in wrap(f"({task}; {worth})", "   ", "    "))]
     word = STATUS_WORDS[scenario.status]
     if feedback.what is not None:  # a value that did not match: said once, in this block
         lines += [f"   {word}",
@@ -152,12 +152,12 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
     if engine_may_be_the_cause(result, scenario):
         lines += wrap("You changed the provided engine: that change may be the cause.", "   ")
     if scenario.program and (verbose or not unfinished(scenario)):
-        lines += ["   What the scenario ran (ad is your module):", *_code(scenario.program)]
+        lines += ["   What the scenario ran (ad is your module):", *wrap.code(scenario.program)]
     if feedback.traceback:
-        lines += ["   Your code's traceback:", *_code(feedback.traceback)]
+        lines += ["   Your code's traceback:", *wrap.code(feedback.traceback)]
     for name, text in (("stdout", feedback.stdout), ("stderr", feedback.stderr)):
         if text.strip():
-            lines += [f"   Printed on {name}:", *_capped(_code(text), verbose)]
+            lines += [f"   Printed on {name}:", *_capped(wrap.code(text), verbose)]
     return lines
 
 
@@ -180,7 +180,7 @@ def _explain_common(failures: list[ScenarioResult], result: SubmissionResult, st
         lines += wrap(f"{name} does not define what the exercise's scenarios use: is it your copy of the "
                       "exercise's file, with the engine it was handed out with?", "   ")
     if first.traceback:
-        lines += ["   Your code's traceback (the first scenario's):", *_code(first.traceback)]
+        lines += ["   Your code's traceback (the first scenario's):", *wrap.code(first.traceback)]
     return lines
 
 
@@ -190,10 +190,6 @@ def _footer(result: SubmissionResult) -> str:
         hidden = any(s.visibility is Visibility.HIDDEN for s in result.scenarios)
         line += "." if hidden else ". Hidden scenarios are graded when you submit."
     return line
-
-
-def _code(text: str) -> list[str]:
-    return ["       " + line if line else "" for line in text.rstrip().splitlines()]
 
 
 def _not_graded(result: SubmissionResult, wrap: _Wrapper, verbose: bool) -> list[str]:
@@ -229,6 +225,22 @@ class _Wrapper:
     def __call__(self, text: str, first: str = "", rest: str | None = None) -> list[str]:
         rest = first if rest is None else rest
         return list(self._lines(text, first, rest))
+
+    def code(self, text: str, indent: str = "       ") -> list[str]:
+        """Code or captured output, each line under ``indent``, its own indentation kept; a line too
+        long for the width goes on in lines indented four more (nothing of it is lost)."""
+        lines = []
+        for line in text.rstrip().splitlines():
+            if not line.strip():
+                lines.append("")
+                continue
+            if len(indent) + len(line) <= self.width:
+                lines.append(indent + line)
+                continue
+            own = indent + line[:len(line) - len(line.lstrip())]
+            lines += textwrap.wrap(line.lstrip(), self.width, initial_indent=own, subsequent_indent=own + "    ",
+                                   break_on_hyphens=False, replace_whitespace=False)
+        return lines
 
     def _lines(self, text: str, first: str, rest: str) -> Iterator[str]:
         for index, paragraph in enumerate(text.splitlines() or [""]):

@@ -31,6 +31,7 @@ from grader.report.text import (
     import_output,
     not_graded,
     one_line,
+    passed_words,
     points,
     provided_notice,
 )
@@ -106,8 +107,9 @@ def _summary(result: SubmissionResult, hidden_visibility: str) -> str:
         public = [s for s in result.scenarios if s.visibility == "public"]
         count = "1 hidden scenario" if len(hidden) == 1 else f"{len(hidden)} hidden scenarios"
         earned, available = points(sum(s.points for s in public)), points(sum(s.max_points for s in public))
-        lines = [(f"Public scenarios: {earned}/{available} points, {sum(s.passed for s in public)} of {len(public)} "
-                  f"passed. {count} (worth {points(sum(s.max_points for s in hidden))} more) "
+        lines = [(f"Public scenarios: {earned}/{available} points, "
+                  f"{passed_words(((s.passed, s.max_points) for s in public), noun='')}. {count} "
+                  f"(worth {points(sum(s.max_points for s in hidden))} more) "
                   f"{'is' if len(hidden) == 1 else 'are'} shown {_WHEN[hidden_visibility]}.")]
     if result.error:
         lines.append(f"This submission could not be graded: {result.error}")

@@ -50,7 +50,7 @@ from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
 from grader.records import record
 from grader.report.gradebook import spreadsheet_safe
-from grader.report.text import points
+from grader.report.text import passed_words, points
 from grader.roster import Roster, RosterEntry
 
 
@@ -322,6 +322,6 @@ def feedback_line(student: StudentRecord, html: bool) -> str:
     if row.error is not None:
         text = f"0 points: could not be graded: {row.error}"
     else:
-        text = (f"{points(row.score)}/{points(row.max_score or 0)} points, {sum(row.passed)} of {len(row.passed)} "
-                "scenarios passed")
+        text = (f"{points(row.score)}/{points(row.max_score or 0)} points, "
+                + passed_words(zip(map(bool, row.passed), (column.points for column in row.columns))))
     return escape(text, quote=False) if html else text

@@ -48,9 +48,17 @@ class ProgressDisplay:
 
 
 def describe(progress: Progress) -> str:
-    eta = progress.eta
-    parts = [f"[{progress.done}/{progress.total}] {progress.rate:.1f}/s",
-             "ETA --:--" if eta is None else f"ETA {int(eta // 60)}:{int(eta % 60):02d}"]
+    """``[12/60] 3.4/s, ETA 0:14, 5 below full marks, ...``; once all are done, ``[60/60] done in 0:18``
+    instead of a rate and an ETA, and the rate only once this run has graded one (a resumed batch's
+    reused results take no time)."""
+    count = f"[{progress.done}/{progress.total}]"
+    if progress.done >= progress.total:
+        elapsed = time.monotonic() - progress.started
+        parts = [f"{count} done in {int(elapsed // 60)}:{int(elapsed % 60):02d}"]
+    else:
+        eta = progress.eta
+        left = "ETA --:--" if eta is None else f"ETA {int(eta // 60)}:{int(eta % 60):02d}"
+        parts = [f"{count} {progress.rate:.1f}/s", left] if progress.graded else [f"{count} {left}"]
     if progress.below_full:
         parts.append(f"{progress.below_full} below full marks")
     if progress.ungradable:

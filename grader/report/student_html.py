@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from html import escape
 
-from grader.report.text import STATUS_WORDS, engine_may_be_the_cause, explain, import_output, points, provided_notice
+from grader.report.text import (
+    STATUS_WORDS,
+    engine_may_be_the_cause,
+    explain,
+    import_output,
+    passed_words,
+    points,
+    provided_notice,
+)
 from grader.results import SubmissionResult, TaskScore
 from grader.visibility import ShownTo, Visibility
 
@@ -45,9 +53,8 @@ def render_student_page(student_id: str, result: SubmissionResult | None, *, dis
         return "\n".join([*out, "</body></html>"]) + "\n"
     shown = [s for s in result.scenarios
              if s.visibility is Visibility.PUBLIC or hidden_shown_to != ShownTo.HIDDEN.value]
-    passed = sum(s.passed for s in shown)
     out.append(f"<p><b>Score: {points(result.score)} of {points(result.max_score)}</b>, "
-               f"{passed} of {len(shown)} scenarios passed.</p>")
+               f"{passed_words((s.passed, s.max_points) for s in shown)}.</p>")
     if result.error:
         out.append(f"<p class=\"notpassed\">Your submission could not be graded:</p><pre>{escape(result.error)}</pre>")
     notice = provided_notice(result)   # the same line, the same parts, as grader check prints

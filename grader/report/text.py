@@ -7,7 +7,7 @@ a colouring one on a TTY); everything else gets plain text.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from grader.results import ScenarioResult, Status, SubmissionResult
 
@@ -108,9 +108,24 @@ def not_graded(result: SubmissionResult) -> str:
 
 
 def one_line(result: SubmissionResult) -> str:
-    passed = sum(s.passed for s in result.scenarios)
-    return (f"{points(result.score)}/{points(result.max_score)} points, "
-            f"{passed} of {len(result.scenarios)} scenarios passed")
+    """``12/55 points, 3 of 8 scenarios passed (and 9 of 9 checks worth no points)``."""
+    return f"{points(result.score)}/{points(result.max_score)} points, " + \
+        passed_words((s.passed, s.max_points) for s in result.scenarios)
+
+
+def passed_words(outcomes: Iterable[tuple[bool, float]], noun: str = "scenarios") -> str:
+    """How many of the scenarios ``(passed, points)`` passed, the ones worth points apart from the
+    checks worth none (the provided engine's): a handout whose engine checks all pass has made no
+    progress yet, and ``0 of 8`` says so where ``9 of 17`` would not."""
+    worth, free = [0, 0], [0, 0]
+    for passed, worth_points in outcomes:
+        counts = worth if worth_points > 0 else free
+        counts[0] += bool(passed)
+        counts[1] += 1
+    checks = f"{free[0]} of {free[1]} check{'s' * (free[1] != 1)} worth no points"
+    if not worth[1]:
+        return f"{checks} passed"
+    return f"{worth[0]} of {worth[1]}{f' {noun}' if noun else ''} passed" + (f" (and {checks})" if free[1] else "")
 
 
 def _indent(text: str) -> str:
