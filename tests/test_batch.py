@@ -266,3 +266,15 @@ def test_output_files_follow_the_umask_and_a_new_out_folder_is_private(tmp_path,
     out.chmod(0o750)                             # an OUT the user opened keeps its permissions
     again = subprocess.run(command, capture_output=True, text=True, timeout=300, umask=umask)
     assert again.returncode == 0 and out.stat().st_mode & 0o777 == 0o750
+
+
+def test_a_rerun_that_reuses_every_result_ends_with_done_not_a_rate(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(REFERENCE, folder / "ann.py")
+    shutil.copy(STUB, folder / "ben.py")
+    grade(folder, tmp_path / "out", "--seed", "2", check=False)
+    rerun = grade(folder, tmp_path / "out")
+    last = rerun.stderr.strip().splitlines()[-1]
+    assert last.startswith("[2/2] done in 0:0") and last.endswith("2 reused"), rerun.stderr
+    assert "/s" not in last and "ETA" not in last
