@@ -242,7 +242,7 @@ def test_an_empty_file_is_an_error_row_and_another_file_is_named_in_one_cell(tmp
     assert summary["graded"] == 2 and {u["student_id"] for u in summary["ungradable"]} == {"ben", "cas"}
 
 
-@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)], ids=["umask-022", "umask-077"])
 def test_output_files_follow_the_umask_and_a_new_out_folder_is_private(tmp_path, umask, mode):
     folder = tmp_path / "class"
     folder.mkdir()
