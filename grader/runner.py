@@ -157,16 +157,18 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
                     for index, scenario in queue[position:] if (scenario.visibility is Visibility.HIDDEN) == hidden)
             # Public programs may run side by side (the sandbox's at_once); a hidden one runs alone, so
             # it enters the zygote only when no other scenario process runs beside it.
+            ended = False  # the stream's last run timed out or killed its zygote: the zygote is gone
             for index, outcome in sandbox.run_all(runs, at_once=1 if hidden else None):
                 outcome.time_limit = limit(scenarios[index])
                 if outcome.timed_out:
                     timed_out_tasks.add(scenarios[index].task)
+                ended = outcome.timed_out or outcome.sandbox_died
                 run.outcomes[index] = outcome
                 position += 1
                 if judge is not None:
                     _judge_waiting(run, judge)
                 changed_parts(run, plan)  # the grader's own work (once), done while the next programs run
-            if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:
+            if position < len(queue) and (ended or (queue[position][1].visibility is Visibility.HIDDEN) == hidden):
                 break  # a run timed out or killed its zygote: the rest start again in a fresh one
         _note_forbidden(run, sandbox)
     return run
