@@ -55,7 +55,8 @@ def _checked(spec: ScenarioSpec, inputs: dict, observations) -> tuple[Status, Fe
         check(materialize(observations), **inputs)
     except Mismatch as miss:
         return Status.FAILED, Feedback(f"{miss.what}: expected {miss.expected}, got {miss.got}", what=miss.what,
-                                       expected=miss.expected, got=miss.got, misconception=miss.misconception)
+                                       expected=miss.expected, got=miss.got, misconception=miss.misconception,
+                                       control_failed=miss.control)
     except Exception as error:  # observations of a shape the program never produces: tampering, or a check bug
         return Status.FAILED, Feedback(
             f"the observations were not in the form this scenario produces ({type(error).__name__}: {error})")

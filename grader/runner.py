@@ -272,6 +272,15 @@ def _placed(change: ProvidedChange, locate: Callable[[int], str]) -> ProvidedCha
     return replace(change, where=where)
 
 
+def _noted(scenarios: tuple[ScenarioResult, ...], changed: tuple[ProvidedChange, ...]) -> tuple[ScenarioResult, ...]:
+    """Each task scenario that did not pass says that the changed provided code may be the cause,
+    and names what was changed (wherever the result is shown: console, JSON, Gradescope, notebook)."""
+    from grader.provided import may_be_the_cause
+    note = may_be_the_cause(changed)
+    return tuple(replace(s, feedback=replace(s.feedback, provided_note=note)) if not s.passed and s.max_points > 0
+                 else s for s in scenarios)
+
+
 def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, ...],
             error: str | None) -> SubmissionResult:
     from grader.results import SubmissionResult
@@ -286,6 +295,8 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
     changed = changed_parts(run, assignment)
     if run.submission.locate is not None:
         changed = tuple(_placed(change, run.submission.locate) for change in changed)
+    if changed:
+        scenarios = _noted(scenarios, changed)
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,

@@ -18,7 +18,6 @@ import click
 from grader.report.text import (
     STATUS_WORDS,
     Style,
-    engine_may_be_the_cause,
     holds_no_engine,
     import_output,
     one_line,
@@ -149,8 +148,8 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
     if feedback.misconception:
         hint = f"Likely misconception: {feedback.misconception}"
         lines += [style(line, "bold") for line in wrap(hint, "   ", "     ")]
-    if engine_may_be_the_cause(result, scenario):
-        lines += wrap("You changed the provided engine: that change may be the cause.", "   ")
+    if feedback.provided_note:
+        lines += wrap(feedback.provided_note, "   ", "     ")
     if scenario.program and (verbose or not unfinished(scenario)):
         lines += ["   What the scenario ran (ad is your module):", *_code(scenario.program)]
     if feedback.traceback:
@@ -175,6 +174,8 @@ def _explain_common(failures: list[ScenarioResult], result: SubmissionResult, st
     first = failures[0].feedback
     lines = [style(f"All {len(failures)} scenarios that did not pass stopped at the same place:", "bold"),
              *wrap(f"{STATUS_WORDS[failures[0].status]}: {first.summary}", "   ", "     ")]
+    if first.provided_note:
+        lines += wrap(first.provided_note, "   ", "     ")
     if "has no attribute" in first.summary and "module" in first.summary:
         name = result.submission.replace("\\", "/").rsplit("/", 1)[-1]
         lines += wrap(f"{name} does not define what the exercise's scenarios use: is it your copy of the "
