@@ -75,8 +75,13 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
         shown = [s for s in result.scenarios if not s.passed and (verbose or not unfinished(s))]
         if shown:
             out += ["", style(f"{len(shown)} scenario{'s' * (len(shown) != 1)} to look at", "bold"), ""]
+        timed_out: dict[str, str] = {}   # task -> its first timed-out scenario, explained in full
         for scenario in shown:
-            out += [*_explained(result, scenario, style, wrap, verbose), ""]
+            first = timed_out.setdefault(scenario.task, scenario.id) if scenario.status is Status.TIMEOUT else None
+            if first is not None and first != scenario.id and not verbose:
+                out += [*_timed_out_again(scenario, first, style, wrap), ""]
+            else:
+                out += [*_explained(result, scenario, style, wrap, verbose), ""]
     out += ["", *(style(line, "pass" if result.all_passed else "bold") for line in wrap(_footer(result)))]
     return "\n".join(out) + "\n"
 
@@ -158,6 +163,16 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
         if text.strip():
             lines += [f"   Printed on {name}:", *_capped(_code(text), verbose)]
     return lines
+
+
+def _timed_out_again(scenario: ScenarioResult, first: str, style: Style, wrap: _Wrapper) -> list[str]:
+    """A scenario cut after the first timeout of its task: where it was, in one line (-v shows it all)."""
+    lines = [*(style(line, "fail") for line in wrap(f"-- {scenario.id}: {scenario.title}", "", "   ")),
+             *wrap(f"{STATUS_WORDS[scenario.status]}: {scenario.feedback.summary}", "   ", "     ")]
+    frames = [line.strip() for line in (scenario.feedback.traceback or "").splitlines()
+              if line.strip().startswith("File")]
+    where = f"stopped in {frames[-1]}" if frames else "no word on where it was"
+    return lines + wrap(f"Like {first} above, {where} (grader check -v shows it whole).", "   ", "     ")
 
 
 def _common_cause(result: SubmissionResult) -> list[ScenarioResult] | None:
