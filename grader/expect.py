@@ -26,8 +26,9 @@ NONE_KNOWN: WrongAnswers = MappingProxyType({})  # no known wrong answers
 class Mismatch(Exception):
     """An expectation that did not hold, with everything the student needs to see."""
 
-    def __init__(self, what: str, expected: str, got: str, misconception: str | None = None):
+    def __init__(self, what: str, expected: str, got: str, misconception: str | None = None, control: bool = False):
         self.what, self.expected, self.got, self.misconception = what, expected, got, misconception
+        self.control = control   # a control failed: the provided code, not the task's, got it wrong
         super().__init__(f"{what}: expected {expected}, got {got}")
 
 
@@ -65,10 +66,53 @@ def expect_raised(got, error_type: str, *, containing: str = "", what: str, wron
         _fail(what, f"{error_type} raised{needle}", got, wrong)
 
 
-def expect(condition: bool, *, what: str, expected: str, got: Any, misconception: str | None = None) -> None:
-    """A free-form expectation, for what the helpers above do not cover."""
+def expect(condition: bool, *, what: str, expected: str, got: Any, misconception: str | None = None,
+           control: bool = False) -> None:
+    """A free-form expectation, for what the helpers above do not cover. ``control``: this is a
+    scenario's *control*, the same program run with the provided code alone (the task's code
+    replaced by a stand-in); when it fails, the provided code, not the task's, is the cause, and
+    the result says so (``Feedback.control_failed``)."""
     if not condition:
-        raise Mismatch(what, expected, describe(got), misconception)
+        raise Mismatch(what, expected, describe(got), misconception, control)
+
+
+def expect_control(control, expected, *, what: str, misconception: str | None = None,
+                   wrong: WrongAnswers = NONE_KNOWN) -> None:
+    """A scenario's *control*: its program run again with the task's code replaced by a stand-in made
+    of the provided code alone (a constant made by hand, the provided reader of a record), which
+    must observe ``expected``: an array or a number (compared with :func:`same`), None, an error (of
+    that class, its message containing the expected one's), or plain data such as a list of flags
+    (equal, and of the same type). When it does
+    not, the provided code was changed: the task's code cannot be judged here, and the failure says
+    so (``Feedback.control_failed``), naming the misconception of ``wrong`` that the control's answer
+    matches, else ``misconception``."""
+    if _plain_data(expected):
+        agrees = type(control) is type(expected) and control == expected
+    elif isinstance(expected, Raised) and expected.message:
+        agrees = isinstance(control, Raised) and control.is_a(expected.type) and expected.message in control.message
+    else:
+        expected = expected if expected is None or isinstance(expected, Raised) else np.asarray(expected, dtype=float)
+        agrees = same(control, expected)
+    if not agrees:
+        named = next((hint for hint, answer in wrong.items() if matches(control, answer)), misconception)
+        raise Mismatch(f"{what}, with the provided code alone (your code replaced by a stand-in)",
+                       describe(expected), describe(control), named, control=True)
+
+
+def _plain_data(value) -> bool:
+    """Flags, text, a dict, or a list of them: compared as data, not as numbers."""
+    if isinstance(value, (bool, str, dict)):
+        return True
+    return isinstance(value, (list, tuple)) and any(isinstance(v, (bool, str, dict, list, tuple)) or v is None
+                                                    for v in value)
+
+
+def expect_ran(control, *, what: str, misconception: str | None = None) -> None:
+    """A control run (see :func:`expect_control`) came to its end: it is no record of an exception.
+    A program runs its control under ``attempt`` first, and stops there when it raised."""
+    if isinstance(control, Raised):
+        raise Mismatch(f"{what}, with the provided code alone (your code replaced by a stand-in)",
+                       "it to run to its end", describe(control), misconception, control=True)
 
 
 def describe(value: Any) -> str:

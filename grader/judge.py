@@ -36,8 +36,13 @@ def _verdict(spec: ScenarioSpec, inputs: dict, outcome: RunOutcome, memory_mb: i
         limit = outcome.time_limit if outcome.time_limit is not None else spec.time_limit
         cut = (f" (its limit is {spec.time_limit:g} s; it was cut to {limit:g} s because another scenario of this "
                "task had already timed out)") if limit < spec.time_limit else ""
+        printed = (" It printed more than the output limit keeps: printing, not looping, may be what took the "
+                   "time.") if outcome.output_capped else ""
+        # Where the program was when its time ran out: its frames and the student's, as the sandbox told
+        # it (plain text, shown as it is, like a traceback).
         return Status.TIMEOUT, Feedback(
-            f"did not finish within {limit:g} s{cut}: an infinite loop, or a graph walked exponentially?")
+            f"did not finish within {limit:g} s{cut}: an infinite loop, or a graph walked exponentially?{printed}",
+            traceback=outcome.where or None)
     if outcome.problem is not None:
         return Status.FAILED, Feedback(f"the result could not be accepted: {outcome.problem}")
     if outcome.has_result and outcome.error is not None:
@@ -55,7 +60,8 @@ def _checked(spec: ScenarioSpec, inputs: dict, observations) -> tuple[Status, Fe
         check(materialize(observations), **inputs)
     except Mismatch as miss:
         return Status.FAILED, Feedback(f"{miss.what}: expected {miss.expected}, got {miss.got}", what=miss.what,
-                                       expected=miss.expected, got=miss.got, misconception=miss.misconception)
+                                       expected=miss.expected, got=miss.got, misconception=miss.misconception,
+                                       control_failed=miss.control)
     except Exception as error:  # observations of a shape the program never produces: tampering, or a check bug
         return Status.FAILED, Feedback(
             f"the observations were not in the form this scenario produces ({type(error).__name__}: {error})")

@@ -37,3 +37,5 @@ class RunOutcome:
     stderr: str = ""
     duration: float = 0.0
     time_limit: float | None = None    # the wall-clock limit it ran under (the runner sets it)
+    where: str | None = None           # timed out: the stack it sent when asked where it was (plain text)
+    output_capped: bool = False        # it printed more than the output limit keeps

@@ -130,6 +130,33 @@ def changes(submission: str, student: tuple[str, ...], handout: Iterable[Handout
     return tuple(found)
 
 
+SHOWN_CHANGES = 5  # parts of the provided engine named in a sentence; the others counted
+
+
+def named(changes: tuple[ProvidedChange, ...], shown: int = SHOWN_CHANGES) -> str:
+    """The changed parts in a sentence: "`Tensor.backward` (lines 190-215) and removed `_make`"."""
+    names = []
+    for change in changes[:shown]:
+        if change.kind == "removed":
+            names.append(f"removed `{change.name}`")
+        elif change.where is not None:
+            names.append(f"`{change.name}` ({change.where})")
+        elif change.first_line == change.last_line:
+            names.append(f"`{change.name}` (line {change.first_line})")
+        else:
+            names.append(f"`{change.name}` (lines {change.first_line}-{change.last_line})")
+    more = len(changes) - len(names)
+    if more:
+        names.append(f"{more} more part{'s' * (more != 1)}")
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0] if names else ""
+
+
+def may_be_the_cause(changes: tuple[ProvidedChange, ...]) -> str:
+    """What a task scenario that did not pass says when the submission changed the provided code."""
+    return (f"You changed the provided engine ({named(changes, 3)}): that change may be the cause; "
+            "restore it from the handout to see.")
+
+
 def _function_part(name: str, node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str],
                    known: Mapping[bytes, str]) -> Part:
     """A function's part, its digest looked up by its text first (``known``, then _FUNCTION_DIGESTS)."""

@@ -43,6 +43,8 @@ class Feedback:
     traceback: str | None = None      # trimmed to the student's frames and the scenario program
     stdout: str = ""                  # captured, bounded; shown, never parsed
     stderr: str = ""
+    provided_note: str | None = None  # a task scenario that failed while the provided code was changed: which parts
+    control_failed: bool = False      # the check's control (the program with the provided code alone) failed
 
 
 @record

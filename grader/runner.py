@@ -157,16 +157,18 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
                     for index, scenario in queue[position:] if (scenario.visibility is Visibility.HIDDEN) == hidden)
             # Public programs may run side by side (the sandbox's at_once); a hidden one runs alone, so
             # it enters the zygote only when no other scenario process runs beside it.
+            ended = False  # the stream's last run timed out or killed its zygote: the zygote is gone
             for index, outcome in sandbox.run_all(runs, at_once=1 if hidden else None):
                 outcome.time_limit = limit(scenarios[index])
                 if outcome.timed_out:
                     timed_out_tasks.add(scenarios[index].task)
+                ended = outcome.timed_out or outcome.sandbox_died
                 run.outcomes[index] = outcome
                 position += 1
                 if judge is not None:
                     _judge_waiting(run, judge)
                 changed_parts(run, plan)  # the grader's own work (once), done while the next programs run
-            if position < len(queue) and (queue[position][1].visibility is Visibility.HIDDEN) == hidden:
+            if position < len(queue) and (ended or (queue[position][1].visibility is Visibility.HIDDEN) == hidden):
                 break  # a run timed out or killed its zygote: the rest start again in a fresh one
         _note_forbidden(run, sandbox)
     return run
@@ -270,6 +272,15 @@ def _placed(change: ProvidedChange, locate: Callable[[int], str]) -> ProvidedCha
     return replace(change, where=where)
 
 
+def _noted(scenarios: tuple[ScenarioResult, ...], changed: tuple[ProvidedChange, ...]) -> tuple[ScenarioResult, ...]:
+    """Each task scenario that did not pass says that the changed provided code may be the cause,
+    and names what was changed (wherever the result is shown: console, JSON, Gradescope, notebook)."""
+    from grader.provided import may_be_the_cause
+    note = may_be_the_cause(changed)
+    return tuple(replace(s, feedback=replace(s.feedback, provided_note=note)) if not s.passed and s.max_points > 0
+                 else s for s in scenarios)
+
+
 def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, ...],
             error: str | None) -> SubmissionResult:
     from grader.results import SubmissionResult
@@ -284,6 +295,8 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
     changed = changed_parts(run, assignment)
     if run.submission.locate is not None:
         changed = tuple(_placed(change, run.submission.locate) for change in changed)
+    if changed:
+        scenarios = _noted(scenarios, changed)
     return SubmissionResult(
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,

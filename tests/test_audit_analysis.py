@@ -14,30 +14,37 @@ INFO = {s.id: s for s in SCENARIOS}
 WRONG = "a() forgot the sign"
 
 
-def result(outcomes: dict[str, Status | tuple[Status, str]] | None = None, durations: dict | None = None,
-           error: str | None = None) -> SubmissionResult:
-    """Every scenario passes unless ``outcomes`` says otherwise (a status, or a status and a misconception)."""
+def result(outcomes: dict[str, Status | tuple] | None = None, durations: dict | None = None,
+           error: str | None = None, note: str | None = None) -> SubmissionResult:
+    """Every scenario passes unless ``outcomes`` says otherwise (a status, or a status and a misconception, and
+    whether a control failed); ``note``: the provided-code note every failed scenario of points carries."""
     scenarios = []
     for s in SCENARIOS:
         given = (outcomes or {}).get(s.id, Status.PASSED)
-        status, misconception = given if isinstance(given, tuple) else (given, None)
+        status, misconception, control = (given + (False,))[:3] if isinstance(given, tuple) else (given, None, False)
+        noted = note if status is not Status.PASSED and s.points > 0 else None
         scenarios.append(ScenarioResult(s.id, s.title, s.task, s.points if status is Status.PASSED else 0.0, s.points,
-                                        status, Feedback("x", misconception=misconception),
+                                        status, Feedback("x", misconception=misconception, provided_note=noted,
+                                                         control_failed=control),
                                         (durations or {}).get(s.id, 0.01), Visibility(s.visibility)))
     return SubmissionResult("t", "d", "sub.py", "", 0, Scope.ALL, sum(s.points for s in scenarios),
                             sum(s.max_points for s in scenarios), (), tuple(scenarios), "0", (), error=error)
 
 
+OTHER = "b() forgot to add"
+ENGINE = "the provided code gets it wrong on its own"
+
+
 def run(mutants=(), results=None, reference=None, handout=None, **options):
     reference = reference or {seed: result() for seed in range(3)}
     handout = handout or result({s.id: Status.ERROR for s in SCENARIOS})
-    return analyse(SCENARIOS, ["a", "b"], reference, handout, list(mutants), results or {}, frozenset({WRONG}),
-                   {"a": ("fa",), "b": ("fb",)}, 0, **options)
+    return analyse(SCENARIOS, ["a", "b"], reference, handout, list(mutants), results or {},
+                   frozenset({WRONG, OTHER, ENGINE}), {"a": ("fa",), "b": ("fb",)}, 0, **options)
 
 
-def mutant(id_, task="a", kind=Kind.NAMED, misconceptions=(), operator=None, may_cost=()):
+def mutant(id_, task="a", kind=Kind.NAMED, misconceptions=(), operator=None, may_cost=(), lie=False):
     return Mutant(id_, kind, task, "source", f"{id_} does it wrong", misconceptions, operator=operator,
-                  may_cost=may_cost)
+                  may_cost=may_cost, lie=lie)
 
 
 def kinds(analysis):
@@ -145,3 +152,71 @@ def test_failures_come_first():
     analysis = run([mutant("m")], {"m": result({"b1": Status.FAILED, "b2": Status.FAILED})})
     severities = [f.severity for f in analysis.findings]
     assert severities == sorted(severities, key=lambda s: s is not Severity.FAIL)
+
+
+def test_lies_earn_no_points_of_their_task():
+    impostor = run([mutant("a/task_returns_impostor", kind=Kind.AUTOMATIC, operator="task_returns_impostor")],
+                   {"a/task_returns_impostor": result({"b1": Status.FAILED})})
+    assert (FindingKind.POINTS_FOR_LIES, "a1") in kinds(impostor) and not impostor.guarantees()["no_points_for_lies"]
+    assert impostor.guarantees()["no_points_for_nothing"]
+    named = run([mutant("hard_coded", lie=True)], {"hard_coded": result({"b1": Status.FAILED})})
+    assert (FindingKind.POINTS_FOR_LIES, "a1") in kinds(named)
+    caught = run([mutant("hard_coded", lie=True)], {"hard_coded": result({"a1": Status.FAILED})})
+    assert caught.guarantees()["no_points_for_lies"]
+
+
+def provided(id_="p/slip", kind=Kind.AUTOMATIC, **given):
+    return mutant(id_, task="p", kind=kind, operator=None if kind is Kind.NAMED else "swap_operands", **given)
+
+
+def run_provided(mutants, results):
+    return analyse(SCENARIOS, ["a", "b"], {seed: result() for seed in range(3)},
+                   result({s.id: Status.ERROR for s in SCENARIOS}), mutants, results, frozenset({WRONG, OTHER, ENGINE}),
+                   {"a": ("fa",), "b": ("fb",)}, 0, provided_task="p")
+
+
+def test_a_mutant_of_the_provided_code_may_cost_a_task_only_where_a_control_says_so():
+    said = run_provided([provided()], {"p/slip": result({"a1": (Status.FAILED, ENGINE, True)}, note="you changed it")})
+    assert said.outcomes[0].charges == () and said.guarantees()["no_cross_task"]
+    assert [(c.task, c.points) for c in said.outcomes[0].costs] == [("a", 2)]
+    unsaid = run_provided([provided()], {"p/slip": result({"a1": Status.FAILED}, note="you changed it")})
+    assert (FindingKind.CROSS_TASK, "p/slip") in kinds(unsaid)
+    assert "without a control" in next(f.fix for f in unsaid.findings if f.kind is FindingKind.CROSS_TASK)
+    assert any(score.task == "p" for score in said.tasks)   # the provided code has its own mutation score
+
+
+def test_a_mutant_of_the_provided_code_is_said_to_be_the_cause_in_every_failed_task_scenario():
+    analysis = run_provided([provided()], {"p/slip": result({"a1": (Status.FAILED, ENGINE, True)})})
+    assert analysis.outcomes[0].noted == () and analysis.outcomes[0].unnoted == ("a1",)
+    assert (FindingKind.NO_PROVIDED_NOTE, "p/slip") in kinds(analysis)
+    assert not analysis.guarantees()["engine_edits_said"]
+
+
+def test_a_mutant_of_the_provided_code_diagnosed_as_a_task_s_mistake_is_a_finding():
+    task_slip = mutant("a_slip", misconceptions=(WRONG,))
+    results = {"a_slip": result({"a1": (Status.FAILED, WRONG)}),
+               "p/slip": result({"a1": (Status.FAILED, WRONG)}, note="you changed it")}
+    analysis = run_provided([task_slip, provided()], results)
+    assert (FindingKind.TASK_BLAMED, "p/slip") in kinds(analysis) and not analysis.guarantees()["engine_edits_said"]
+    assert analysis.outcomes[1].diagnosis.verdict is Verdict.TO_JUDGE   # listed for the author
+    engine_own = mutant("p_named", task="p", misconceptions=(ENGINE,))
+    fine = run_provided([task_slip, engine_own, provided()],
+                        {**results, "p_named": result({"a1": (Status.FAILED, ENGINE, True)}, note="n"),
+                         "p/slip": result({"a1": (Status.FAILED, ENGINE, True)}, note="n")})
+    assert fine.guarantees()["engine_edits_said"] and fine.outcomes[2].diagnosis.verdict is Verdict.NONE
+
+
+def test_a_misconception_told_to_mutants_of_different_ideas_is_ambiguous():
+    both = (WRONG, OTHER)
+    first = mutant("first", misconceptions=both)
+    second = mutant("second", task="b", misconceptions=(OTHER, WRONG))
+    results = {"first": result({"a1": (Status.FAILED, OTHER)}), "second": result({"b1": (Status.FAILED, OTHER)})}
+    analysis = run([first, second], results)
+    assert (FindingKind.AMBIGUOUS_DIAGNOSIS, "first") in kinds(analysis)
+    assert not analysis.guarantees()["no_ambiguous_diagnosis"]
+    # told its own idea too: the other sentence is beside it, and a student hears which mistake is theirs
+    told_own = {**results, "first": result({"a1": (Status.FAILED, OTHER), "a0": (Status.FAILED, WRONG)})}
+    assert run([first, second], told_own).guarantees()["no_ambiguous_diagnosis"]
+    # a control's sentence says the provided code is the cause, not which idea: never ambiguous
+    controls = {"first": result({"a1": (Status.FAILED, OTHER, True)}), "second": result({"b1": (Status.FAILED, OTHER)})}
+    assert run([first, second], controls).guarantees()["no_ambiguous_diagnosis"]

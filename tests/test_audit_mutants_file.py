@@ -153,3 +153,12 @@ def test_the_autodiff_mutants_cover_every_buggy_fixture_with_the_same_code():
         # Three mutants say the same slip in fewer lines (no dead code left behind): same behaviour.
         assert same_code or name in {"persistent_ignored_never_released", "released_before_first_call",
                                      "engine_no_unbroadcast"}, name
+
+
+def test_a_lie_is_declared_as_one():
+    lie, plain = read("assignment: box\nmutants:\n  - id: hard_coded\n    task: t1\n    lie: true\n"
+                      "    function: Box.put\n    body: |\n      return 0\n"
+                      "  - id: m\n    task: t1\n    function: Box.put\n    body: |\n      return None\n").named
+    assert lie.lie is True and plain.lie is False
+    assert "lie: must be" in problems("assignment: box\nmutants:\n  - id: m\n    task: t1\n    lie: 'yes'\n"
+                                      "    function: Box.put\n    body: |\n      return 0\n")

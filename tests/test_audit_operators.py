@@ -1,4 +1,5 @@
-"""Automatic mutants (grader.audit.operators) and the normal form they are told apart by. Pure."""
+"""Automatic mutants (grader.audit.operators): the simple changes of task functions, the task-wide lies, ids,
+and the normal form mutants are told apart by. Pure. (The realistic slips: test_audit_slips.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ast
 import pytest
 
 from grader.audit.functions import bound_names, functions, normal_module, normal_statements
-from grader.audit.operators import DEGENERATE, Operator, automatic_mutants
+from grader.audit.operators import DEGENERATE, LIES, NOTHING, Operator, automatic_mutants
 
 SOURCE = '''"""A module."""
 
@@ -39,9 +40,14 @@ def changed_lines(mutant, source=SOURCE):
     return [(a, b) for a, b in zip(source.splitlines(), mutant.source.splitlines()) if a != b]
 
 
-def test_every_operator_of_the_table_applies_where_it_fits():
+SIMPLE = {"return_input", "return_none", "return_constant", "delete_statement", "negate_condition", "drop_not",
+          "flip_boolean", "exception_class", "exception_message", "off_by_one", "swap_arguments"}
+
+
+def test_every_simple_operator_and_every_lie_applies_where_it_fits():
     _, by = mutants_by_operator()
-    assert set(by) == {op.value for op in Operator}
+    assert SIMPLE | DEGENERATE <= set(by) <= {op.value for op in Operator}
+    assert DEGENERATE == NOTHING | LIES and len(LIES) == 5
 
 
 @pytest.mark.parametrize("operator, old, new", [
@@ -99,7 +105,9 @@ def test_mutants_of_the_same_code_are_made_once_and_none_equals_the_reference():
 def test_a_task_s_degenerate_mutants_change_all_its_functions_and_win_over_return_none():
     made, _ = mutants_by_operator(owners={"Tape.take": "t", "smaller": "t"})
     degenerate = [m for m in made if m.operator in DEGENERATE]
-    assert [m.id for m in degenerate] == ["t/task_returns_none", "t/task_returns_constant", "t/task_returns_anything"]
+    assert [m.id for m in degenerate] == ["t/task_returns_none", "t/task_returns_constant", "t/task_returns_anything",
+                                          "t/task_returns_input", "t/task_returns_impostor", "t/task_returns_subclass",
+                                          "t/task_ignores_input"]
     none = degenerate[0]
     located = functions(ast.parse(none.source))
     assert [ast.unparse(s) for s in located["Tape.take"].body] == ["return None"]

@@ -67,8 +67,37 @@ def test_the_stryker_report_maps_statuses_and_locations():
 
 def test_the_console_says_what_to_fix_and_which_guarantees_fail():
     text = console.render(report())
-    assert "Audit FAILED: 1 of 8 guarantees do not hold (named_killed)." in text
+    assert f"Audit FAILED: 1 of {len(GUARANTEES)} guarantees do not hold (named_killed)." in text
     assert "FAIL named_survives: named mutant kept (b) survives every scenario: g triples" in text
     assert "(equivalent: not run)" in text and "Surviving mutants (1)" in text
     assert "  slow                                         T.. ." in text   # public columns, then hidden
     assert max(len(line) for line in text.splitlines() if "fix:" in line) <= console.WIDTH
+
+
+def test_the_console_shows_each_mutant_s_costs_and_diagnosis_the_equivalents_and_the_counts():
+    text = console.render(report())
+    slow = next(line for line in text.splitlines() if line.startswith("  slow "))
+    assert slow.endswith("costs a 2")        # the task it was charged, and what
+    assert "Equivalent mutants (1, declared in mutants.yaml, not run)" in text
+    assert "  same: addition commutes" in text
+    flat = " ".join(text.split())
+    assert "1 operator made 2 automatic mutants (0 of the provided code), beside 1 named one;" in flat
+    assert "mutation score per task: a 100%; 0 min 3 s." in flat
+
+
+def test_an_automatic_mutant_that_names_a_misconception_is_listed_to_judge():
+    mutants = [Mutant("guess", Kind.AUTOMATIC, "a", REFERENCE.replace("x + 1", "x - 1"), "f subtracts", function="f",
+                      operator="sign_lost")]
+    from test_audit_analysis import WRONG
+    analysis = run(mutants, {"guess": result({"a1": (Status.FAILED, WRONG)})})
+    made = AuditReport("t", "A test", "d", "mod.py", "solutions/t/mod.py", REFERENCE, (("a", "A"), ("b", "B")),
+                       tuple(SCENARIOS), (0,), 0, None, analysis, {"reference": 1.0, "mutants": 2.0, "total": 3.0},
+                       "0.1.0", misconception_keys={WRONG: "SIGN_FORGOTTEN"})
+    text = " ".join(console.render(made).split())
+    assert "Automatic mutants whose feedback names a misconception (1): judge whether each is right" in text
+    assert "guess [f subtracts]: SIGN_FORGOTTEN (a1)" in text
+    assert "costs a 2; SIGN_FORGOTTEN" in text
+    document = json_report.to_document(made)
+    jsonschema.Draft202012Validator(AUDIT_SCHEMA).validate(document)
+    guess, = document["mutants"]
+    assert guess["diagnosis"]["verdict"] == "to_judge" and guess["costs"] == [{"task": "a", "points": 2}]

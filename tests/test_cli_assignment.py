@@ -66,7 +66,8 @@ def test_grade_shows_each_fixtures_points_lost_misconception_and_task(graded_fix
     check_fixture_result(name, [s["id"] for s in failed],
                          {t["id"]: (t["score"], t["max_score"]) for t in result["tasks"]},
                          [s["feedback"]["misconception"] for s in failed if s["feedback"]["misconception"]],
-                         [c["name"] for c in result["provided_changes"]])
+                         [c["name"] for c in result["provided_changes"]],
+                         {s["task"] for s in failed if s["max_points"] > 0 and not s["feedback"]["control_failed"]})
 
 
 def test_an_empty_file_cannot_be_graded_and_another_file_is_one_clear_line(tmp_path):

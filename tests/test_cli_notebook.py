@@ -182,6 +182,20 @@ def test_a_traceback_points_at_the_cell_and_line(folder):
     assert 'File "autodiff.py"' not in traceback
 
 
+def test_a_timeout_points_at_the_cell_and_line_where_the_code_was(folder):
+    source = SOLUTION.read_text().replace("        return Tensor(self.data)   #",
+                                          "        while True:\n            self.data.sum()\n        return 0   #")
+    path = folder / "autodiff.ipynb"
+    path.write_text(notebook_of(source))
+    _, result = check_json(path)
+    task = nbformat.read(path, as_version=4).cells
+    number = next(i for i, cell in enumerate(task, start=1) if cell.id == "task-1")
+    line = next(i for i, text in enumerate(task[number - 1].source.splitlines(), start=1) if "self.data.sum()" in text)
+    timed_out = next(s for s in result["scenarios"] if s["id"] == "d2l_detach_dz_dx")
+    assert timed_out["status"] == "timeout"
+    assert f'File "autodiff.ipynb", cell {number}, line {line}, in detach' in timed_out["feedback"]["traceback"]
+
+
 def test_outputs_holding_a_5_mb_image_do_not_count_against_the_limit(folder):
     node = solved_cells(with_image("y = 1", megabytes=5))
     path = folder / "autodiff.ipynb"

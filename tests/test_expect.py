@@ -76,3 +76,25 @@ def test_the_wrong_answer_predicates_match_only_what_they_describe():
 ])
 def test_two_observations_agree_when_same_says_so(got, other, agree):
     assert same(got, other) is agree
+
+
+def test_a_control_that_fails_says_so_and_names_what_its_answer_matches():
+    from grader.expect import expect_control, expect_ran
+    expect_control(np.array([1.0, 2.0]), [1.0, 2.0], what="x", misconception="engine")
+    expect_control([False, True], [False, True], what="flags")
+    expect_control(Raised("RuntimeError", "does not require grad here"), Raised("RuntimeError", "does not require"),
+                   what="backward()")
+    with pytest.raises(Mismatch) as caught:
+        expect_control(np.array([2.0, 4.0]), [1.0, 2.0], what="x.grad", misconception="engine",
+                       wrong={"twice": lambda g: matches(g, np.array([2.0, 4.0]))})
+    assert caught.value.control and caught.value.misconception == "twice"
+    assert caught.value.what == "x.grad, with the provided code alone (your code replaced by a stand-in)"
+    for control, expected in (([True, True], [False, True]), (Raised("RuntimeError", "other"),
+                                                               Raised("RuntimeError", "does not require"))):
+        with pytest.raises(Mismatch) as caught:
+            expect_control(control, expected, what="it", misconception="engine")
+        assert caught.value.control and caught.value.misconception == "engine"
+    with pytest.raises(Mismatch) as caught:
+        expect_ran(Raised("ValueError", "boom"), what="the program", misconception="engine")
+    assert caught.value.control and "raised ValueError: boom" in caught.value.got
+    expect_ran({"fine": 1}, what="the program")

@@ -48,12 +48,17 @@ def test_an_ungradable_submission_says_why(ungradable):
 
 
 def test_a_changed_provided_engine_is_named_as_the_console_names_it(wrong):
+    from grader.provided import may_be_the_cause
     from grader.report.console import render
     from grader.results import ProvidedChange
 
-    changed = dataclasses.replace(wrong, provided_changes=(ProvidedChange("helper", "changed", 3, 7),))
+    changes = (ProvidedChange("helper", "changed", 3, 7),)
+    note = may_be_the_cause(changes)
+    noted = tuple(dataclasses.replace(s, feedback=dataclasses.replace(s.feedback, provided_note=note))
+                  if not s.passed else s for s in wrong.scenarios)
+    changed = dataclasses.replace(wrong, provided_changes=changes, scenarios=noted)
     text = ET.tostring(parse(render_html(changed)), encoding="unicode", method="text")
     console = " ".join(render(changed, width=400).split())
     notice = console[console.index("You changed the provided engine: "):console.index("change it.") + 10]
     assert notice in " ".join(text.split())
-    assert "(You changed the provided engine: that change may be the cause.)" in text
+    assert f"({note})" in " ".join(text.split())

@@ -105,6 +105,36 @@ def test_infinite_loop_times_out_and_the_rest_still_run(mini, tmp_path):
     assert result.import_stdout == "imported once\n" and result.import_stderr == ""
 
 
+def test_a_timeout_says_where_the_students_code_was_when_its_time_ran_out(mini, tmp_path):
+    source = with_square("total = 0\nwhile True:\n    total += 1")
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    timed_out = by_id(result)["square_values"]
+    assert timed_out.status is Status.TIMEOUT
+    where = timed_out.feedback.traceback
+    line = textwrap.dedent(source).splitlines().index("    while True:") + 1
+    assert where.startswith("Your code was here when its time ran out (most recent call last):")
+    assert f'File "squares.py", line {line}, in square' in where or f'File "squares.py", line {line + 1}' in where
+    assert "printing" not in timed_out.feedback.summary
+
+
+def test_a_program_that_will_not_say_where_still_times_out_at_once(mini, tmp_path):
+    # It takes the signal over: no stack, and the grader waits for one only a moment.
+    source = with_square("import signal\nsignal.signal(signal.SIGUSR1, signal.SIG_IGN)\nwhile True:\n    pass")
+    started = time.monotonic()
+    result = grade_submission(submit(tmp_path, source), mini, seed=1)
+    assert by_id(result)["square_values"].status is Status.TIMEOUT
+    assert by_id(result)["square_values"].feedback.traceback is None
+    assert time.monotonic() - started < 10
+
+
+def test_a_timeout_while_printing_says_printing_may_be_the_cause(mini, tmp_path):
+    source = with_square("while True:\n    print('x' * 1000)")
+    timed_out = by_id(grade_submission(submit(tmp_path, source), mini, seed=1))["square_values"]
+    assert timed_out.status is Status.TIMEOUT
+    assert "printing, not looping, may be what took the time" in timed_out.feedback.summary
+    assert "more bytes not shown" in timed_out.feedback.stdout
+
+
 def test_sleeping_forever_times_out(mini, tmp_path):
     result = grade_submission(submit(tmp_path, with_square("import time; time.sleep(10**9)")), mini, seed=1)
     assert by_id(result)["square_values"].status is Status.TIMEOUT

@@ -123,3 +123,17 @@ def test_a_run_that_timed_out_is_forgotten_and_later_messages_are_not_its():
     taken.feed(frame({"kind": "exit", "index": 1, "code": 0}))
     assert taken.result(second)["observations"] == 5 and taken.exit(second) is not None
     assert taken.result(first) is None and taken.problem(second) is None
+
+
+def test_where_a_run_was_is_taken_once_on_its_own_channel():
+    taken = Intake(Budget())
+    three = taken.expect(3)
+    taken.feed_run(three, frame({"kind": "where", "index": 4, "stack": "forged"}))     # not its own index
+    taken.feed(frame({"kind": "where", "index": 3, "stack": "forged"}))                # not on its channel
+    taken.feed_run(three, frame({"kind": "where", "index": 3, "stack": "File \"m.py\", line 2"}))
+    taken.feed_run(three, frame({"kind": "where", "index": 3, "stack": "a stray's, later"}))
+    assert taken.where(three) == "File \"m.py\", line 2"
+    taken.feed_run(three, frame({"kind": "where", "index": 3, "stack": 7}))            # not text: refused
+    assert any("a where message needs stack" in problem for problem in taken._problems[three])
+    taken.forget(three)
+    assert taken.where(three) is None

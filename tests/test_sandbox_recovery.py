@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from made_assignments import scenario_assignment
+from made_assignments import load_made, scenario_assignment
 
 from grader import commands, grade_submission, load_assignment
 from grader.results import Status
@@ -67,6 +67,19 @@ def test_any_run_of_timeouts_crashes_and_kills_leaves_the_next_scenario_running(
     assert all(statuses[f"loop_{n}"] is Status.TIMEOUT for n in range(6))
     assert statuses["exits"] is Status.CRASHED and statuses["killed"] is Status.MEMORY
     assert statuses["memory"] in (Status.MEMORY, Status.ERROR) and statuses["sleep"] is Status.TIMEOUT
+
+
+def test_a_timeout_in_the_last_public_scenario_costs_no_hidden_one(tmp_path):
+    # The public programs and the hidden ones are two streams: the hidden stream must start in a fresh zygote when
+    # the public one ended with a timeout (it once ran in the killed one, and its first scenario "crashed").
+    scenarios = [("passes", 'return {"y": sq.one()}', 2), ("loops_last", "while True:\n    pass", 0.2),
+                 ("hidden_first", 'return {"y": sq.one()}', 2, "hidden"),
+                 ("hidden_second", 'return {"y": sq.one()}', 2, "hidden")]
+    assignment = load_made(scenario_assignment(tmp_path / "streams", scenarios))
+    result = grade_submission(tmp_path / "streams" / "squares.py", assignment, seed=1, scope="all")
+    statuses = {s.id: s.status for s in result.scenarios}
+    assert statuses == {"passes": Status.PASSED, "loops_last": Status.TIMEOUT, "hidden_first": Status.PASSED,
+                        "hidden_second": Status.PASSED}
 
 
 def test_a_warden_killed_mid_submission_is_replaced_and_the_rest_still_run(mini, tmp_path):

@@ -14,8 +14,8 @@ Definitions (the README's audit section says the same to instructors):
 
 from __future__ import annotations
 
+from grader.audit.findings import mutant_findings, points_text
 from grader.audit.mutant import Kind, Mutant
-from grader.audit.operators import DEGENERATE
 from grader.audit.verdicts import (
     Analysis,
     Cell,
@@ -40,11 +40,11 @@ MARGIN = 5.0   # a scenario's time limit must be this many times the reference's
 def analyse(scenarios: list[ScenarioInfo], tasks: list[str], reference: dict[int, SubmissionResult],
             handout: SubmissionResult, mutants: list[Mutant], results: dict[str, SubmissionResult],
             used_misconceptions: frozenset[str], task_functions: dict[str, tuple[str, ...]],
-            mutant_seed: int, min_score: float | None = None) -> Analysis:
+            mutant_seed: int, min_score: float | None = None, provided_task: str | None = None) -> Analysis:
     """Everything the audit reports. ``reference`` maps each seed to the reference's result; ``results``
     holds each mutant's result by id (equivalent mutants have none), graded with ``mutant_seed``;
     ``task_functions`` the functions each task names; ``min_score`` (0..1) makes a lower automatic
-    mutation score a failure.
+    mutation score a failure; ``provided_task`` is the task the provided code's mutants belong to.
 
     A scenario the reference itself does not pass on ``mutant_seed`` kills no mutant and charges
     no task: its cells are shown, but a mutant failing it tells nothing about the mutant."""
@@ -53,10 +53,8 @@ def analyse(scenarios: list[ScenarioInfo], tasks: list[str], reference: dict[int
     reference_rows = _reference(scenarios, reference, findings)
     free, handout_score = _handout(by_id, handout, findings)
     baseline = {s.id for s in reference[mutant_seed].scenarios if s.passed} if mutant_seed in reference else set(by_id)
-    outcomes = tuple(_outcome(m, results.get(m.id), by_id, baseline) for m in mutants)
-    free_ids = {sid for sid, _ in free}
-    for outcome in outcomes:
-        findings += _mutant_findings(outcome, by_id, used_misconceptions, free_ids)
+    outcomes = tuple(_outcome(m, results.get(m.id), by_id, baseline, provided_task) for m in mutants)
+    findings += mutant_findings(outcomes, by_id, used_misconceptions, {sid for sid, _ in free}, provided_task)
     killers = {sid for outcome in outcomes for sid in outcome.killed_by}
     for scenario in scenarios:
         if mutants and scenario.id not in killers:
@@ -64,6 +62,8 @@ def analyse(scenarios: list[ScenarioInfo], tasks: list[str], reference: dict[int
                                     f"scenario {scenario.id} ({scenario.task}) fails on no mutant",
                                     "it checks nothing any mutant breaks: strengthen its check, or add the "
                                     "mutant it was written to catch"))
+    if provided_task is not None and provided_task not in tasks and any(m.task == provided_task for m in mutants):
+        tasks = [*tasks, provided_task]   # the provided code's mutants, scored as a task of their own
     scores = tuple(_task_score(task, outcomes) for task in tasks)
     for task in tasks:
         if not task_functions.get(task) and any(s.task == task and s.points > 0 for s in scenarios):
@@ -126,95 +126,50 @@ def _handout(by_id: dict[str, ScenarioInfo], handout: SubmissionResult,
     free = tuple((s.id, s.points) for s in handout.scenarios if s.passed and s.points > 0)
     for sid, points in free:
         findings.append(Finding(FindingKind.FREE_POINTS, sid, f"the handout, as students receive it, earns "
-                                f"{_points(points)} in scenario {sid} ({by_id[sid].task})",
+                                f"{points_text(points)} in scenario {sid} ({by_id[sid].task})",
                                 "make its check fail unless the task is done (it passes on the untouched "
                                 "stub), or give it 0 points"))
     return free, handout.score
 
 
 def _outcome(mutant: Mutant, result: SubmissionResult | None, by_id: dict[str, ScenarioInfo],
-             baseline: set[str]) -> MutantOutcome:
+             baseline: set[str], provided_task: str | None) -> MutantOutcome:
     if result is None:
         return MutantOutcome(mutant, MutantStatus.EQUIVALENT)
     cells = {s.id: cell_of(s.status) for s in result.scenarios}
     killed_by = tuple(sid for sid, cell in cells.items() if cell is not Cell.PASSED and sid in baseline)
+    provided = mutant.task == provided_task
     lost: dict[str, list[str]] = {}
-    points_lost = 0.0
+    costs: dict[str, float] = {}
+    noted: list[str] = []
+    unnoted: list[str] = []
     for s in result.scenarios:
-        if not s.passed and s.max_points > 0 and s.id in baseline:
-            points_lost += s.max_points
-            if s.task != mutant.task and s.task not in mutant.may_cost:
-                lost.setdefault(s.task, []).append(s.id)
+        if s.passed or s.max_points == 0 or s.id not in baseline:
+            continue
+        costs[s.task] = costs.get(s.task, 0.0) + s.max_points
+        if provided and s.task != mutant.task:
+            (noted if s.feedback.provided_note else unnoted).append(s.id)
+        # A mutant of the provided code may cost a task's points where that scenario's control shows
+        # the provided code itself gets the program wrong: the task cannot be judged there, and it says so.
+        said = provided and s.feedback.control_failed
+        if s.task != mutant.task and s.task not in mutant.may_cost and not said:
+            lost.setdefault(s.task, []).append(s.id)
     charges = tuple(Charge(task, sum(by_id[sid].points for sid in sids), tuple(sids)) for task, sids in lost.items())
     diagnosis = None
-    if mutant.kind is Kind.NAMED and killed_by:
-        named = tuple((s.id, s.feedback.misconception) for s in result.scenarios
-                      if s.id in killed_by and s.feedback.misconception)
-        wrong = [m for _, m in named if m not in mutant.misconceptions]
-        verdict = Verdict.WRONG if wrong else Verdict.NAMED if named else Verdict.NONE
-        diagnosis = Diagnosis(verdict, named)
+    if killed_by:
+        failed = [s for s in result.scenarios if s.id in killed_by and s.feedback.misconception]
+        named = tuple((s.id, s.feedback.misconception or "") for s in failed)
+        controls = tuple(s.id for s in failed if s.feedback.control_failed)
+        if mutant.kind is Kind.NAMED:
+            wrong = [m for _, m in named if m not in mutant.misconceptions]
+            verdict = Verdict.WRONG if wrong else Verdict.NAMED if named else Verdict.NONE
+        else:
+            verdict = Verdict.TO_JUDGE if len(named) > len(controls) else Verdict.NONE
+        diagnosis = Diagnosis(verdict, named, controls)
     status = MutantStatus.KILLED if killed_by else MutantStatus.SURVIVED
-    return MutantOutcome(mutant, status, cells, killed_by, points_lost, charges, diagnosis, result.error)
-
-
-def _mutant_findings(outcome: MutantOutcome, by_id: dict[str, ScenarioInfo], used: frozenset[str],
-                     free: set[str]) -> list[Finding]:
-    mutant, found = outcome.mutant, []
-    if mutant.operator in DEGENERATE and outcome.status is not MutantStatus.EQUIVALENT:
-        for sid, cell in outcome.cells.items():
-            scenario = by_id[sid]
-            if cell is Cell.PASSED and scenario.task == mutant.task and scenario.points > 0 and sid not in free:
-                found.append(Finding(FindingKind.POINTS_FOR_NOTHING, sid, f"scenario {sid} gives its "
-                                     f"{_points(scenario.points)} when {mutant.description}",
-                                     "check the task's result itself (its type and values), not only what "
-                                     "it leaves unchanged"))
-    what = f"{'named' if mutant.kind is Kind.NAMED else 'automatic'} mutant {mutant.id} ({mutant.task})"
-    for sentence in mutant.misconceptions:
-        if sentence not in used:
-            found.append(Finding(FindingKind.UNUSED_MISCONCEPTION, mutant.id, f"{what}: no scenario can name its "
-                                 f"misconception {_quote(sentence)}", "add it to the wrong= of the scenario "
-                                 "that should recognise this mistake"))
-    if outcome.status is MutantStatus.SURVIVED:
-        kind = FindingKind.NAMED_SURVIVES if mutant.kind is Kind.NAMED else FindingKind.AUTOMATIC_SURVIVES
-        fix = ("add a scenario (or a check) that this mistake fails; its diff is below" if mutant.kind is Kind.NAMED
-               else "add a check this change fails (diff below), or list it under equivalent: in mutants.yaml "
-                    "with the reason it behaves exactly as the reference")
-        found.append(Finding(kind, mutant.id, f"{what} survives every scenario: {mutant.description}", fix))
-        return found
-    if outcome.status is not MutantStatus.KILLED:
-        return found
-    for charge in outcome.charges:
-        found.append(Finding(FindingKind.CROSS_TASK, mutant.id, f"{what} costs {_points(charge.points)} in task "
-                             f"{charge.task} ({', '.join(charge.scenarios)})",
-                             f"those scenarios of {charge.task} depend on {mutant.task}'s code: give them "
-                             f"their own version of what they need from {mutant.task}"
-                             + (" (or declare may_cost, for an edit every task depends on)"
-                                if mutant.kind is Kind.NAMED else "")))
-    hidden = all(by_id[sid].visibility == "hidden" for sid in outcome.killed_by)
-    if hidden:
-        found.append(Finding(FindingKind.HIDDEN_ONLY, mutant.id, f"{what} is caught only by hidden scenarios "
-                             f"({', '.join(outcome.killed_by)})", "grader check cannot show students this "
-                             "mistake: add a public scenario that catches it, if it should be seen before hand-in"))
-    if outcome.points_lost == 0 and any(s.points > 0 for s in by_id.values() if s.task == mutant.task):
-        found.append(Finding(FindingKind.NO_POINTS_LOST, mutant.id, f"{what} fails only 0-point scenarios "
-                             f"({', '.join(outcome.killed_by)}): it costs no points",
-                             f"add a check to one of {mutant.task}'s scenarios that this mistake fails"))
-    diagnosis = outcome.diagnosis
-    if diagnosis is not None and diagnosis.verdict is Verdict.WRONG:
-        wrong = [(sid, m) for sid, m in diagnosis.named if m not in mutant.misconceptions]
-        sid, sentence = wrong[0]
-        expected = (f"its own ({_quote(mutant.misconceptions[0])})" if mutant.misconceptions
-                    else "none (the mutant declares no misconception)")
-        found.append(Finding(FindingKind.WRONG_DIAGNOSIS, mutant.id, f"{what} is diagnosed as "
-                             f"{_quote(sentence)} in {sid}, but the right diagnosis is {expected}",
-                             f"make {sid}'s check tell the two apart (a control observation first), or name "
-                             "this misconception in the mutant if it is right too"))
-    elif diagnosis is not None and diagnosis.verdict is Verdict.NONE and mutant.misconceptions:
-        first = outcome.killed_by[0]
-        found.append(Finding(FindingKind.NO_DIAGNOSIS, mutant.id, f"{what} is caught ({', '.join(outcome.killed_by)}) "
-                             f"but no feedback names its misconception {_quote(mutant.misconceptions[0])}",
-                             f"add the wrong answer it produces to the wrong= of {first}'s check"))
-    return found
+    return MutantOutcome(mutant, status, cells, killed_by, sum(costs.values()), charges, diagnosis, result.error,
+                         tuple(Charge(task, points, ()) for task, points in costs.items()),
+                         tuple(noted) if provided else None, tuple(unnoted))
 
 
 def _task_score(task: str, outcomes: tuple[MutantOutcome, ...]) -> TaskScore:
@@ -225,13 +180,3 @@ def _task_score(task: str, outcomes: tuple[MutantOutcome, ...]) -> TaskScore:
     return TaskScore(task, sum(o.status is MutantStatus.KILLED for o in named), len(named),
                      sum(o.status is MutantStatus.KILLED for o in automatic), len(automatic) - len(equivalent),
                      len(equivalent))
-
-
-def _points(value: float) -> str:
-    return f"{value:g} point{'s' * (value != 1)}"
-
-
-def _quote(sentence: str) -> str:
-    return f'"{sentence}"' if len(sentence) <= 70 else f'"{sentence[:67]}..."'
-
-

@@ -27,6 +27,15 @@ def render(report: AuditReport, style: Style = plain, matrix: bool = True) -> st
     named = [o for o in report.analysis.outcomes if o.mutant.kind is Kind.NAMED]
     if named:
         out += ["", *_diagnoses(named, style)]
+    judged = [o for o in report.analysis.outcomes
+              if o.diagnosis is not None and o.diagnosis.verdict is Verdict.TO_JUDGE]
+    if judged:
+        out += ["", *_to_judge(judged, report, style)]
+    equivalent = [o for o in report.analysis.outcomes if o.status is MutantStatus.EQUIVALENT]
+    if equivalent:
+        out += ["", style(f"Equivalent mutants ({len(equivalent)}, declared in mutants.yaml, not run)", "bold")]
+        for outcome in equivalent:
+            out += _wrapped(f"{outcome.mutant.id}: {outcome.mutant.equivalent}", "  ", "      ")
     survivors = [o for o in report.analysis.outcomes if o.status is MutantStatus.SURVIVED]
     if survivors:
         out += ["", style(f"Surviving mutants ({len(survivors)})", "bold")]
@@ -91,7 +100,9 @@ def _matrix(report: AuditReport, style: Style) -> list[str]:
     numbers = [str(i + 1) for i in range(len(scenarios))]
     unused = "  - the reference fails it too" if len(baseline) < len(scenarios) else ""
     lines = [style(f"Kill matrix  (. passed  F a check failed  E error  T timeout{unused}; a column per "
-                   "scenario, numbered below)", "bold"),
+                   "scenario, numbered below; then the points each task lost, how many of a provided-code "
+                   "mutant's failed task scenarios say the change may be the cause, and the misconceptions "
+                   "named)", "bold"),
              indent + row([n[-2] if len(n) > 1 and n[-1] == "0" else " " for n in numbers]),
              indent + row([n[-1] for n in numbers])]
     for outcome in report.analysis.outcomes:
@@ -100,11 +111,37 @@ def _matrix(report: AuditReport, style: Style) -> list[str]:
             lines.append(f"  {name:<{NAME_WIDTH}} " + style("(equivalent: not run)", "dim"))
             continue
         marks = row([CELL_MARKS[outcome.cells.get(s.id, Cell.ERROR)] if s.id in baseline else "-" for s in scenarios])
-        flag = style(" survives", "fail") if outcome.status is MutantStatus.SURVIVED else ""
+        flag = style(" survives", "fail") if outcome.status is MutantStatus.SURVIVED else _what_it_did(outcome, report)
         lines.append(f"  {name:<{NAME_WIDTH}} {marks}{flag}")
     lines.append("  Scenarios: " + "  ".join(f"{i + 1} {s.id}" + ("" if s.visibility == "public" else " (hidden)")
                                              for i, s in enumerate(scenarios)))
     return _wrap_last(lines)
+
+
+def _what_it_did(outcome, report: AuditReport) -> str:
+    """A killed mutant's row end: the tasks it cost points in, the provided-code note, what was named."""
+    parts = ["costs " + ", ".join(f"{c.task} {c.points:g}" for c in outcome.costs) if outcome.costs else "costs 0"]
+    if outcome.noted is not None and (outcome.noted or outcome.unnoted):
+        parts.append(f"note {len(outcome.noted)}/{len(outcome.noted) + len(outcome.unnoted)}")
+    if outcome.diagnosis is not None and outcome.diagnosis.named:
+        names = sorted({_label(m, report) for _, m in outcome.diagnosis.named})
+        parts.append(_fit(", ".join(names), 60))
+    return "  " + "; ".join(parts)
+
+
+def _label(sentence: str, report: AuditReport) -> str:
+    return report.misconception_keys.get(sentence) or _fit(sentence, 30)
+
+
+def _to_judge(judged, report: AuditReport, style: Style) -> list[str]:
+    lines = [style(f"Automatic mutants whose feedback names a misconception ({len(judged)}): judge whether each "
+                   "is right", "bold")]
+    for outcome in judged:
+        diagnosis = outcome.diagnosis
+        named = sorted({(_label(m, report), sid) for sid, m in diagnosis.named if sid not in diagnosis.controls})
+        text = ", ".join(f"{label} ({sid})" for label, sid in named[:3]) + (" ..." if len(named) > 3 else "")
+        lines += _wrapped(f"{outcome.mutant.id} [{outcome.mutant.description}]: {text}", "  ", "      ")
+    return lines
 
 
 def _wrap_last(lines: list[str], width: int = WIDTH) -> list[str]:
@@ -161,7 +198,21 @@ def _verdict(report: AuditReport, style: Style) -> list[str]:
                            f"({', '.join(failed)}).", "fail"))
     else:
         lines.append(style("Audit passed: every guarantee holds.", "pass"))
-    return lines
+    return lines + _wrapped(_closing(report), "", "")
+
+
+def _closing(report: AuditReport) -> str:
+    """The counts, the score per task and the time, in one sentence."""
+    outcomes = report.analysis.outcomes
+    automatic = [o.mutant for o in outcomes if o.mutant.kind is Kind.AUTOMATIC]
+    operators = len({m.operator for m in automatic if m.operator})
+    provided = sum(m.task == report.provided_task for m in automatic)
+    scores = ", ".join(f"{s.task} {s.score:.0%}" for s in report.analysis.tasks if s.score is not None)
+    minutes, seconds = divmod(report.timings["total"], 60)
+    named = len(outcomes) - len(automatic)
+    return (f"{operators} operator{'s' * (operators != 1)} made {len(automatic)} automatic mutants ({provided} of the "
+            f"provided code), beside {named} named one{'s' * (named != 1)}; mutation score per task: "
+            f"{scores or 'none'}; {int(minutes)} min {seconds:.0f} s.")
 
 
 def _wrapped(text: str, first: str, rest: str) -> list[str]:

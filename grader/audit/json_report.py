@@ -30,10 +30,13 @@ def to_document(report: AuditReport) -> dict:
         "seeds": list(report.seeds),
         "mutant_seed": report.mutant_seed,
         "mutants_file": report.mutants_file,
+        "provided_task": report.provided_task,
+        "operators": sorted({o.mutant.operator for o in analysis.outcomes if o.mutant.operator}),
         "timings": dict(report.timings),
         "guarantees": [{"id": name, "holds": holds[name], "description": description}
                        for name, (_, description) in GUARANTEES.items()],
-        "tasks": [{"id": score.task, "title": dict(report.tasks)[score.task], "named_killed": score.named_killed,
+        "tasks": [{"id": score.task, "title": dict(report.tasks).get(score.task, "the provided code"),
+                   "named_killed": score.named_killed,
                    "named_total": score.named_total, "automatic_killed": score.automatic_killed,
                    "automatic_total": score.automatic_total, "automatic_equivalent": score.automatic_equivalent,
                    "score": score.score} for score in analysis.tasks],
@@ -67,9 +70,14 @@ def _mutant(outcome: MutantOutcome, report: AuditReport) -> dict:
         "error": outcome.error, "cells": {sid: cell.value for sid, cell in outcome.cells.items()},
         "killed_by": list(outcome.killed_by), "points_lost": outcome.points_lost,
         "charges": [{"task": c.task, "points": c.points, "scenarios": list(c.scenarios)} for c in outcome.charges],
+        "costs": [{"task": c.task, "points": c.points} for c in outcome.costs],
+        "lie": mutant.lie, "provided_code": mutant.task == report.provided_task,
+        "provided_note": None if outcome.noted is None else {"said": list(outcome.noted),
+                                                              "not_said": list(outcome.unnoted)},
         "diagnosis": None if diagnosis is None else {
             "verdict": diagnosis.verdict.value,
-            "named": [{"scenario": sid, "misconception": text} for sid, text in diagnosis.named]},
+            "named": [{"scenario": sid, "misconception": text, "control": sid in diagnosis.controls}
+                      for sid, text in diagnosis.named]},
         "diff": diff(report.reference_source, mutant.source, report.submission),
     }
 

@@ -1,7 +1,8 @@
 """The misconceptions an assignment's scenarios can name, read from the scenario files' text. Pure.
 
 A check names a misconception as a key of ``wrong={...}`` (or ``misconception=`` of ``expect``),
-written either as a sentence or as a module constant holding one (``FLOWED_THROUGH_DETACH = "..."``).
+written either as a sentence or as a module constant holding one (``FLOWED_THROUGH_DETACH = "..."``);
+a constant the file reads anywhere (a helper that picks one of several, say) counts as one it can name.
 A named mutant may give its misconception either way: the constant's name (its *key*) or the sentence.
 """
 
@@ -21,6 +22,10 @@ KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")
 class Misconceptions:
     keys: dict[str, frozenset[str]] = field(default_factory=dict)   # constant name -> its sentence(s)
     used: frozenset[str] = frozenset()                              # sentences some check can name
+
+    def key_of(self) -> dict[str, str]:
+        """Each sentence a single constant holds: the constant's name (a short label for it)."""
+        return {next(iter(sentences)): key for key, sentences in sorted(self.keys.items()) if len(sentences) == 1}
 
     def resolve(self, given: str) -> str:
         """The sentence ``given`` stands for. Raises ValueError (with the reason) for a key that no
@@ -46,6 +51,8 @@ def collect(files: dict[str, str]) -> Misconceptions:
         for key, sentence in constants.items():
             keys.setdefault(key, set()).add(sentence)
         for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in constants:
+                used.add(constants[node.id])   # read by a check (a wrong= key, a default, a helper's choice)
             if not isinstance(node, ast.keyword):
                 continue
             if node.arg == "wrong" and isinstance(node.value, ast.Dict):

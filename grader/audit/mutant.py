@@ -25,6 +25,7 @@ class Mutant:
     operator: str | None = None            # automatic: the operator's name
     may_cost: tuple[str, ...] = ()         # named: other tasks it is declared to cost points in
     equivalent: str | None = None          # automatic: why it behaves as the reference (excluded)
+    lie: bool = False                      # named: a lie (an impostor, a hard-coded answer) that must earn no points
 
 
 @record

@@ -17,6 +17,11 @@
           - old: "grads[x] = grads[x] + gx if x in grads else gx"
             new: "grads[x] = gx"
         may_cost: [detach, tape]                # other tasks it may cost points in, declared
+      - id: detach_impostor
+        task: detach
+        lie: true                               # it must earn no points of its task
+        function: Tensor.detach
+        body: ...
     equivalent:                                 # automatic mutants that behave as the reference
       - {id: "GradientTape._take_records_for_call/negate_condition/b25285", reason: "..."}
 
@@ -56,6 +61,8 @@ MUTANT_FIELDS = {
     "body": Field((str,), describe="the function's new body (the statements after its docstring)"),
     "replace": Field((list, dict), describe="a list of {old, new} textual replacements"),
     "may_cost": Field((list,), describe="a list of other task ids this mutant may cost points in"),
+    "lie": Field((bool,), describe="true for a lie (an impostor, a hard-coded answer): it must earn no points of its "
+                                   "task"),
 }
 REPLACE_FIELDS = {
     "old": Field((str,), True, describe="text of the reference that occurs exactly once"),
@@ -171,7 +178,8 @@ class _Context:
             return None
         description = values["description"] or _default_description(values)
         return Mutant(id=values["id"], kind=Kind.NAMED, task=task, source=source, description=description,
-                      misconceptions=sentences, function=values["function"], may_cost=may_cost)
+                      misconceptions=sentences, function=values["function"], may_cost=may_cost,
+                      lie=bool(values["lie"]))
 
     def _misconceptions(self, given, where: str, lines: dict) -> tuple[str, ...]:
         items = given if isinstance(given, list) else [] if given is None else [given]

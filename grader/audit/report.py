@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import field
+
 from grader.audit.verdicts import Analysis, ScenarioInfo
 from grader.records import record
 
@@ -22,6 +24,8 @@ class AuditReport:
     analysis: Analysis
     timings: dict                     # seconds: reference, mutants, total
     grader_version: str
+    misconception_keys: dict = field(default_factory=dict)   # sentence -> the constant naming it (for display)
+    provided_task: str | None = None  # the task of the provided code's mutants
 
     @property
     def passed(self) -> bool:

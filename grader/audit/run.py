@@ -35,6 +35,7 @@ from grader.visibility import Scope
 DEFAULT_SEEDS = 20
 MUTANT_TIME_FACTOR = 10.0
 MUTANT_MIN_LIMIT = 1.0
+PROVIDED = "provided"   # the provided code's task, when the assignment has no task of its own for it
 
 
 @record
@@ -84,14 +85,16 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
                                                          progress, on_progress)}
     scenarios = [_info(spec) for spec in assignment.scenarios]
     by_task = {task.id: task.functions for task in assignment.tasks}
+    known = misconceptions.collect(texts)
     analysis = analyse(scenarios, [t.id for t in assignment.tasks], by_seed, graded.pop("handout"), mutants, graded,
-                       misconceptions.collect(texts).used, by_task, options.seed, options.min_score)
+                       known.used, by_task, options.seed, options.min_score, provided_task(assignment))
     total = time.monotonic() - started
     return AuditReport(
         assignment=assignment.id, title=assignment.title, assignment_digest=assignment.digest,
         submission=assignment.submission, reference_path=str(reference_path), reference_source=reference,
         tasks=tuple((t.id, t.title) for t in assignment.tasks), scenarios=tuple(scenarios), seeds=seeds,
         mutant_seed=options.seed, mutants_file=str(mutants_path) if mutants_path else None, analysis=analysis,
+        misconception_keys=known.key_of(), provided_task=provided_task(assignment),
         timings={"reference": round(reference_seconds, 3), "mutants": round(total - reference_seconds, 3),
                  "total": round(total, 3)},
         grader_version=grader.__version__)
@@ -106,7 +109,7 @@ def _all_mutants(options: AuditOptions, assignment: Assignment, solutions: Path,
     if options.mutants_path is not None and not path.is_file():
         raise UsageError(f"the mutants file {path} does not exist")
     owner = {name: task.id for task in assignment.tasks for name in task.functions}
-    automatic = operators.automatic_mutants(reference, owner)
+    automatic = operators.automatic_mutants(reference, owner, provided_task(assignment))
     if not path.is_file():
         return automatic, None
     named = mutants_file.read_mutants(path.read_text(encoding="utf-8"), str(path), reference, str(reference_path),
@@ -148,6 +151,13 @@ def _for_mutants(assignment: Assignment, reference: dict[int, SubmissionResult])
                                                                     MUTANT_TIME_FACTOR * slowest.get(spec.id, 0.0))))
                   for spec in assignment.scenarios)
     return replace(assignment, scenarios=specs)
+
+
+def provided_task(assignment: Assignment) -> str:
+    """The task the provided code's mutants are charged to: the one task that names no functions
+    (its scenarios check the provided code), else ``provided``, a task of no scenario."""
+    unnamed = [task.id for task in assignment.tasks if not task.functions]
+    return unnamed[0] if len(unnamed) == 1 else PROVIDED
 
 
 def load_audited(assignment_dir: Path, solutions_dir: Path | None) -> tuple[Assignment, Path]:

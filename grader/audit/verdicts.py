@@ -28,6 +28,7 @@ class Verdict(str, Enum):
     NAMED = "named"       # the feedback names (only) the mutant's own misconception
     WRONG = "wrong"       # it names another one: a wrong diagnosis
     NONE = "none"         # it names none
+    TO_JUDGE = "to_judge"  # an automatic mutant's feedback names one: the author judges whether it is right
 
 
 class Severity(str, Enum):
@@ -41,9 +42,13 @@ class FindingKind(str, Enum):
     FLAKY = "flaky"
     FREE_POINTS = "free_points"
     POINTS_FOR_NOTHING = "points_for_nothing"
+    POINTS_FOR_LIES = "points_for_lies"
     CROSS_TASK = "cross_task"
+    NO_PROVIDED_NOTE = "no_provided_note"
+    TASK_BLAMED = "task_blamed"
     NAMED_SURVIVES = "named_survives"
     WRONG_DIAGNOSIS = "wrong_diagnosis"
+    AMBIGUOUS_DIAGNOSIS = "ambiguous_diagnosis"
     LOW_SCORE = "low_score"
     TIGHT_TIME = "tight_time"
     NO_DIAGNOSIS = "no_diagnosis"
@@ -57,8 +62,8 @@ class FindingKind(str, Enum):
 
 SEVERITY = {kind: Severity.FAIL for kind in (
     FindingKind.REFERENCE_FAILS, FindingKind.FLAKY, FindingKind.FREE_POINTS, FindingKind.POINTS_FOR_NOTHING,
-    FindingKind.CROSS_TASK,
-    FindingKind.NAMED_SURVIVES, FindingKind.WRONG_DIAGNOSIS, FindingKind.LOW_SCORE)}
+    FindingKind.POINTS_FOR_LIES, FindingKind.CROSS_TASK, FindingKind.NO_PROVIDED_NOTE, FindingKind.TASK_BLAMED,
+    FindingKind.NAMED_SURVIVES, FindingKind.WRONG_DIAGNOSIS, FindingKind.AMBIGUOUS_DIAGNOSIS, FindingKind.LOW_SCORE)}
 
 
 # The guarantees: each holds when no finding of its kinds was made. A failed one fails the audit.
@@ -68,10 +73,19 @@ GUARANTEES = {
     "no_flaky": ((FindingKind.FLAKY,), "no scenario's verdict on the reference changes with the seed"),
     "handout_zero": ((FindingKind.FREE_POINTS,), "the handout earns no points"),
     "no_points_for_nothing": ((FindingKind.POINTS_FOR_NOTHING,),
-                              "no scenario gives points when a task's functions return None, 0.0 or anything"),
-    "no_cross_task": ((FindingKind.CROSS_TASK,), "no mutant costs points in another task"),
+                              "no scenario gives points when a task's functions return None or 0.0"),
+    "no_points_for_lies": ((FindingKind.POINTS_FOR_LIES,),
+                           "no scenario gives points to a lie: an object equal to everything, the input, an "
+                           "impostor or lying subclass, a value that ignores its input, or a named lie"),
+    "no_cross_task": ((FindingKind.CROSS_TASK,), "no mutant costs points in another task (a mutant of the provided "
+                                                 "code only where a control shows the provided code is the cause)"),
+    "engine_edits_said": ((FindingKind.NO_PROVIDED_NOTE, FindingKind.TASK_BLAMED),
+                          "a mutant of the provided code that fails a task scenario is said to be the likely cause "
+                          "there, and no misconception blames the task"),
     "named_killed": ((FindingKind.NAMED_SURVIVES,), "every named mutant is caught"),
     "named_diagnosed": ((FindingKind.WRONG_DIAGNOSIS,), "no named mutant gets a wrong diagnosis"),
+    "no_ambiguous_diagnosis": ((FindingKind.AMBIGUOUS_DIAGNOSIS,),
+                               "no misconception is named for named mutants of different ideas"),
     "min_score": ((FindingKind.LOW_SCORE,), "every task's automatic mutation score reaches --min-score"),
 }
 
@@ -116,6 +130,7 @@ class ReferenceScenario:
 class Diagnosis:
     verdict: Verdict
     named: tuple[tuple[str, str], ...]   # (scenario id, misconception) of every failed scenario naming one
+    controls: tuple[str, ...] = ()       # of those, the scenarios whose control failed (the provided code's cause)
 
 
 @record
@@ -132,9 +147,12 @@ class MutantOutcome:
     cells: dict[str, Cell] = field(default_factory=dict)
     killed_by: tuple[str, ...] = ()
     points_lost: float = 0.0
-    charges: tuple[Charge, ...] = ()
+    charges: tuple[Charge, ...] = ()     # points lost in other tasks, undeclared: a finding each
     diagnosis: Diagnosis | None = None
     error: str | None = None             # the mutant could not be graded at all (its result's error)
+    costs: tuple[Charge, ...] = ()       # every task it lost points in, its own included
+    noted: tuple[str, ...] | None = None   # a mutant of the provided code: its failed task scenarios that say so
+    unnoted: tuple[str, ...] = ()        # ... and those that do not
 
 
 @record

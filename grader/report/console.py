@@ -18,7 +18,6 @@ import click
 from grader.report.text import (
     STATUS_WORDS,
     Style,
-    engine_may_be_the_cause,
     holds_no_engine,
     import_output,
     one_line,
@@ -76,8 +75,13 @@ def render(result: SubmissionResult, *, title: str = "", colours: bool = False, 
         shown = [s for s in result.scenarios if not s.passed and (verbose or not unfinished(s))]
         if shown:
             out += ["", style(f"{len(shown)} scenario{'s' * (len(shown) != 1)} to look at", "bold"), ""]
+        timed_out: dict[str, str] = {}   # task -> its first timed-out scenario, explained in full
         for scenario in shown:
-            out += [*_explained(result, scenario, style, wrap, verbose), ""]
+            first = timed_out.setdefault(scenario.task, scenario.id) if scenario.status is Status.TIMEOUT else None
+            if first is not None and first != scenario.id and not verbose:
+                out += [*_timed_out_again(scenario, first, style, wrap), ""]
+            else:
+                out += [*_explained(result, scenario, style, wrap, verbose), ""]
     out += ["", *(style(line, "pass" if result.all_passed else "bold") for line in wrap(_footer(result)))]
     return "\n".join(out) + "\n"
 
@@ -149,8 +153,8 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
     if feedback.misconception:
         hint = f"Likely misconception: {feedback.misconception}"
         lines += [style(line, "bold") for line in wrap(hint, "   ", "     ")]
-    if engine_may_be_the_cause(result, scenario):
-        lines += wrap("You changed the provided engine: that change may be the cause.", "   ")
+    if feedback.provided_note:
+        lines += wrap(feedback.provided_note, "   ", "     ")
     if scenario.program and (verbose or not unfinished(scenario)):
         lines += ["   What the scenario ran (ad is your module):", *wrap.code(scenario.program)]
     if feedback.traceback:
@@ -159,6 +163,16 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
         if text.strip():
             lines += [f"   Printed on {name}:", *_capped(wrap.code(text), verbose)]
     return lines
+
+
+def _timed_out_again(scenario: ScenarioResult, first: str, style: Style, wrap: _Wrapper) -> list[str]:
+    """A scenario cut after the first timeout of its task: where it was, in one line (-v shows it all)."""
+    lines = [*(style(line, "fail") for line in wrap(f"-- {scenario.id}: {scenario.title}", "", "   ")),
+             *wrap(f"{STATUS_WORDS[scenario.status]}: {scenario.feedback.summary}", "   ", "     ")]
+    frames = [line.strip() for line in (scenario.feedback.traceback or "").splitlines()
+              if line.strip().startswith("File")]
+    where = f"stopped in {frames[-1]}" if frames else "no word on where it was"
+    return lines + wrap(f"Like {first} above, {where} (grader check -v shows it whole).", "   ", "     ")
 
 
 def _common_cause(result: SubmissionResult) -> list[ScenarioResult] | None:
@@ -175,6 +189,8 @@ def _explain_common(failures: list[ScenarioResult], result: SubmissionResult, st
     first = failures[0].feedback
     lines = [style(f"All {len(failures)} scenarios that did not pass stopped at the same place:", "bold"),
              *wrap(f"{STATUS_WORDS[failures[0].status]}: {first.summary}", "   ", "     ")]
+    if first.provided_note:
+        lines += wrap(first.provided_note, "   ", "     ")
     if "has no attribute" in first.summary and "module" in first.summary:
         name = result.submission.replace("\\", "/").rsplit("/", 1)[-1]
         lines += wrap(f"{name} does not define what the exercise's scenarios use: is it your copy of the "

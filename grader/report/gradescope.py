@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 
 from grader.report.text import (
-    engine_may_be_the_cause,
     explain,
     import_output,
     not_graded,
@@ -85,7 +84,7 @@ def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAUL
         "extra_data": {"assignment": result.assignment, "assignment_digest": result.assignment_digest,
                        "seed": result.seed, "submission_sha256": result.submission_sha256,
                        "grader_version": result.grader_version},
-        "tests": [_test(scenario, number, hidden_visibility, engine_may_be_the_cause(result, scenario))
+        "tests": [_test(scenario, number, hidden_visibility)
                   for scenario, number in zip(result.scenarios, _numbers(result))],
     })
     return document
@@ -125,7 +124,7 @@ def _summary(result: SubmissionResult, hidden_visibility: str) -> str:
     return "\n".join(lines)
 
 
-def _test(scenario: ScenarioResult, number: str, hidden_visibility: str, engine_changed: bool) -> dict:
+def _test(scenario: ScenarioResult, number: str, hidden_visibility: str) -> dict:
     public = scenario.visibility is Visibility.PUBLIC
     return {
         "name": f"{scenario.id}: {scenario.title}",
@@ -134,8 +133,7 @@ def _test(scenario: ScenarioResult, number: str, hidden_visibility: str, engine_
         "max_score": scenario.max_points,
         "status": "passed" if scenario.passed else "failed",
         # A hidden scenario's source is exactly what keeping it hidden protects.
-        "output": "passed" if scenario.passed else explain(scenario, show_program=public,
-                                                           engine_changed=engine_changed),
+        "output": "passed" if scenario.passed else explain(scenario, show_program=public),
         "visibility": ShownTo.VISIBLE.value if public else ShownTo(hidden_visibility).value,
     }
 

@@ -12,7 +12,6 @@ from html import escape
 
 from grader.report.text import (
     STATUS_WORDS,
-    engine_may_be_the_cause,
     explain,
     import_output,
     one_line,
@@ -53,7 +52,7 @@ def render_html(result: SubmissionResult, *, title: str = "") -> str:
     if failures and not result.error:
         out.append(f"<p><b>{len(failures)} scenario{'s' * (len(failures) != 1)} did not pass</b> "
                    f'<span style="color:{_DIM}">(click one for what it ran, expected and got)</span></p>')
-        out += [_failure(s, engine_may_be_the_cause(result, s)) for s in failures]
+        out += [_failure(s) for s in failures]
     colour = _PASS if result.all_passed else _FAIL
     footer = f"Score: {one_line(result)}"
     if result.visibility == "public":
@@ -84,9 +83,9 @@ def _table(result: SubmissionResult) -> str:
     return f'<table style="border-collapse:collapse">{"".join(rows)}</table>'
 
 
-def _failure(scenario: ScenarioResult, engine_changed: bool) -> str:
+def _failure(scenario: ScenarioResult) -> str:
     summary = f"<code>{escape(scenario.id)}</code>: {escape(scenario.feedback.summary or scenario.title)}"
-    return _collapsible(summary, f"<pre>{escape(explain(scenario, engine_changed=engine_changed))}</pre>",
+    return _collapsible(summary, f"<pre>{escape(explain(scenario))}</pre>",
                         open_=False, raw_summary=True)
 
 

@@ -13,7 +13,6 @@ from html import escape
 
 from grader.report.text import (
     STATUS_WORDS,
-    engine_may_be_the_cause,
     explain,
     import_output,
     passed_words,
@@ -96,7 +95,7 @@ def render_student_page(student_id: str, result: SubmissionResult | None, *, dis
         for s in mine:
             if not s.passed and not result.error:
                 public = s.visibility is Visibility.PUBLIC
-                explained = explain(s, show_program=public, engine_changed=engine_may_be_the_cause(result, s))
+                explained = explain(s, show_program=public)
                 out.append(f"<details><summary>{escape(s.title)}</summary><pre>{escape(explained)}</pre></details>")
     if any(s.visibility is Visibility.HIDDEN for s in shown):
         out.append("<p><small>Hidden scenarios show their outcome and explanation, not their program.</small></p>")

@@ -28,14 +28,12 @@ def points(value: float) -> str:
     return f"{value:g}"
 
 
-def explain(scenario: ScenarioResult, style: Style = plain, show_program: bool = True,
-            engine_changed: bool = False) -> str:
-    """Everything a student needs about one scenario that did not pass, as indented text.
-    ``engine_changed``: the submission changed the provided engine (see :func:`provided_notice`)."""
+def explain(scenario: ScenarioResult, style: Style = plain, show_program: bool = True) -> str:
+    """Everything a student needs about one scenario that did not pass, as indented text."""
     feedback = scenario.feedback
     lines = [f"{STATUS_WORDS[scenario.status]}: {feedback.summary}"]
-    if engine_changed:
-        lines.append("(You changed the provided engine: that change may be the cause.)")
+    if feedback.provided_note:
+        lines.append(f"({feedback.provided_note})")
     if show_program and scenario.program:
         lines += ["", "What the scenario ran (ad is your module):", _indent(scenario.program.rstrip())]
     if feedback.what is not None:
@@ -60,9 +58,6 @@ def import_output(result: SubmissionResult) -> str:
     return "\n".join(lines)
 
 
-SHOWN_CHANGES = 5  # parts of the provided engine named; the others counted
-
-
 def holds_no_engine(result: SubmissionResult) -> bool:
     """The file lacks every part of the provided engine: not the exercise's file at all."""
     return result.holds_no_engine
@@ -76,27 +71,12 @@ def provided_notice(result: SubmissionResult) -> str:
     if holds_no_engine(result):
         return (f"{name} holds none of the exercise's provided engine: it is another file. Start from the "
                 "handout's file, as you were given it, and fill in the tasks.")
-    named = []
-    for change in result.provided_changes[:SHOWN_CHANGES]:
-        if change.kind == "removed":
-            named.append(f"removed `{change.name}`")
-        elif change.where is not None:
-            named.append(f"`{change.name}` ({change.where})")
-        elif change.first_line == change.last_line:
-            named.append(f"`{change.name}` (line {change.first_line})")
-        else:
-            named.append(f"`{change.name}` (lines {change.first_line}-{change.last_line})")
-    more = len(result.provided_changes) - len(named)
-    if more:
-        named.append(f"{more} more part{'s' * (more != 1)}")
-    listed = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
-    return (f"You changed the provided engine: {listed}. The tasks are graded with the engine as shipped in "
-            "mind; restore it (copy it back from the handout) unless the exercise asks you to change it.")
+    from grader.provided import named
+    return (f"You changed the provided engine: {named(result.provided_changes)}. The tasks are graded with the "
+            "engine as shipped in mind; restore it (copy it back from the handout) unless the exercise asks you "
+            "to change it.")
 
 
-def engine_may_be_the_cause(result: SubmissionResult, scenario: ScenarioResult) -> bool:
-    """A task scenario that did not pass while the provided engine was changed."""
-    return bool(result.provided_changes) and not scenario.passed and scenario.max_points > 0
 def not_graded(result: SubmissionResult) -> str:
     """What the submission's format left out (a notebook's magics, demonstration code), one line
     each under a heading ("" when nothing)."""

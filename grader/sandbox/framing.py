@@ -10,10 +10,16 @@ from __future__ import annotations
 import binascii
 import json
 import marshal
+import signal
 import struct
 
 HEADER = struct.Struct(">I")
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+# Sent by the grader to a zygote's process group when a run's time is up, before the kill: the
+# scenario process answers with a "where" message (its program's and the student's frames, plain
+# text, at most WHERE_CHARS), the zygote ignores it.
+WHERE_SIGNAL = signal.SIGUSR1
+WHERE_CHARS = 4000
 
 
 class ProtocolError(ValueError):

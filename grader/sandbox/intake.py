@@ -55,6 +55,7 @@ class Intake:
         self._tokens = 0
         self._runs: dict[int, _RunIntake] = {}        # by token, until forgotten
         self._results: dict[int, dict] = {}           # by token
+        self._wheres: dict[int, str] = {}             # by token: where a run was when its time was up
         self._exits: dict[int, dict] = {}
         self._problems: dict[int | None, list[str]] = {}  # per token (None: between runs)
         self._own = _Count()                   # the zygote's own pipe, since the last exit
@@ -75,6 +76,10 @@ class Intake:
     def exit(self, token: int) -> dict | None:
         return self._exits.get(token)
 
+    def where(self, token: int) -> str | None:
+        """The stack a run sent when the grader asked where it was (its time was up), if any."""
+        return self._wheres.get(token)
+
     def problem(self, token: int) -> str | None:
         """The first problem with that run's messages, else one from between runs (taken)."""
         if self._problems.get(token):
@@ -85,6 +90,7 @@ class Intake:
     def forget(self, token: int) -> None:
         """Drop what was kept for a run that is over."""
         self._results.pop(token, None)
+        self._wheres.pop(token, None)
         self._exits.pop(token, None)
         self._problems.pop(token, None)
         self._runs.pop(token, None)
@@ -181,6 +187,8 @@ class Intake:
         kind = message["kind"]
         if kind == "forbidden":
             self._forbidden(message)
+        elif kind == "where" and message["index"] == run.index:
+            self._wheres.setdefault(token, message["stack"])   # the first; a stray's later ones are dropped
         elif kind != "result" or message["index"] != run.index:
             self._note(token, f"the sandbox sent a {kind} for another scenario than the one running")
         elif token in self._results:
@@ -219,7 +227,8 @@ class _RunIntake:
 
 # The messages a sandbox may send, and the fields each must have (of these types).
 _SHAPES: dict[str, dict[str, type]] = {"sandbox": {"isolation": list}, "ready": {}, "import_error": {"error": Raised},
-           "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str}}
+           "result": {"index": int}, "exit": {"index": int}, "forbidden": {"module": str},
+           "where": {"index": int, "stack": str}}
 
 
 def checked_envelope(message) -> dict:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox import job_folders, proctree
-from grader.sandbox.framing import pack_code
+from grader.sandbox.framing import WHERE_SIGNAL, pack_code
 from grader.sandbox.intake import Budget, Intake
 from grader.sandbox.link import Capture, ZygoteLink
 from grader.sandbox.spawn import Warden, ZygotePipes
@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 STARTUP_SECONDS = 60.0  # a clean interpreter plus numpy, even on a loaded machine
 CONTAINER_SECONDS = 10.0  # for a killed zygote's container to be reported empty
+
+# How long a timed-out run may take to say where it is (WHERE_SIGNAL) before its container is killed:
+# a Python loop answers within milliseconds; code stuck in one long C call does not answer at all.
+WHERE_SECONDS = 0.3
 
 # Commands waiting in the job pipe beside the runs running: the zygote goes on through them while
 # the grader is busy elsewhere (judging, reading another sandbox's results, loading the checks).
@@ -525,14 +529,31 @@ class Sandbox:
                 outcome.sandbox_died = True
             else:
                 outcome.timed_out = True
+                self._ask_where(zygote, run.token)
                 self._kill_container()  # the zygote too: it cannot be trusted to stop the program
         elif not self._dead:
             self.sweep()  # first: a stray's last words land here, not in a later run on this channel
         zygote.drain(results=False, channel=run.channel)  # its result may still be in its pipe
         self._collect(zygote, run.token, outcome)
+        outcome.where = intake.where(run.token) if outcome.timed_out else None
         intake.forget(run.token)
+        outcome.output_capped = any(capture.dropped for capture in zygote.captures)
         outcome.stdout, outcome.stderr = self._end_capture()
         return outcome
+
+    def _ask_where(self, zygote: ZygoteLink, token: int) -> None:
+        """Before the kill: ask the zygote's process group (its own session: the zygote, its scenario
+        processes and what they forked) where the run is. The scenario process answers on its channel
+        (plain text, shown as it is); the zygote ignores the signal. At most WHERE_SECONDS."""
+        if zygote.pid is None or zygote.pid <= 0 or zygote.ended is not None:
+            return
+        try:
+            os.killpg(zygote.pid, WHERE_SIGNAL)
+        except (ProcessLookupError, PermissionError, OverflowError):
+            return
+        intake = zygote.intake
+        self._pump(lambda: intake.where(token) is not None or intake.exit(token) is not None
+                   or intake.exceeded is not None, time.monotonic() + WHERE_SECONDS)
 
     def _collect(self, zygote: ZygoteLink, token: int, outcome: RunOutcome) -> None:
         """Move what the intake kept for the run ``token`` into ``outcome``."""

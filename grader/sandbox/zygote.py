@@ -144,6 +144,7 @@ def run(plan, fds, kept, contained, join):
     os.environ.update(HOME=plan["job_dir"], TMPDIR=plan["job_dir"])
     isolation = _isolate(plan, contained)
     _block_imports(plan["forbidden"], results)
+    signal.signal(framing.WHERE_SIGNAL, signal.SIG_IGN)  # for its scenario processes, which answer it
     job = receive(fds["job"])
     if job is None:  # the grader gave up on this zygote before sending its job
         os._exit(0)
@@ -408,8 +409,12 @@ def _run_scenario(item, module, fds, channel, submission):
             finder.results = results
     cpu = max(1, int(item["cpu_seconds"]))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    # When the grader's time for this run is up, it asks where the program is before it kills it: the
+    # answer is plain text the grader shows (and a program that takes the signal over just gives none).
+    signal.signal(framing.WHERE_SIGNAL, lambda number, frame: _send_where(results, item, submission, frame))
     try:
         observed = item["program"](module, **item["inputs"])
+        signal.signal(framing.WHERE_SIGNAL, signal.SIG_IGN)
         message = {"kind": "result", "index": item["index"], "observations": encoding.encode(observed)}
     except BaseException as error:  # SystemExit, KeyboardInterrupt... are the student's errors too
         message = {"kind": "result", "index": item["index"],
@@ -422,17 +427,42 @@ def _run_scenario(item, module, fds, channel, submission):
     os._exit(0)
 
 
+def _send_where(results, item, submission, frame):
+    """Tell the grader where the program is (its own and the student's frames), once, bounded."""
+    try:
+        _register_source(item)   # first: a stack's lines are read as it is taken
+        frames = _students_frames(traceback.extract_stack(frame), submission)
+        text = "".join(traceback.format_list(frames[-20:]))
+        if text:
+            send(results, {"kind": "where", "index": item["index"],
+                           "stack": ("Your code was here when its time ran out (most recent call last):\n"
+                                     + text)[:framing.WHERE_CHARS]})
+    except BaseException:  # nothing to say, or no way to say it: the timeout is reported all the same
+        pass
+
+
+def _register_source(program):
+    """Let tracebacks show a prepared command's program lines (compiled by the grader from source)."""
+    filename = program["program"].__code__.co_filename  # the name the grader compiled it under
+    linecache.cache[filename] = (len(program["source"]), None, program["source"].splitlines(True), filename)
+
+
+def _students_frames(frames, submission):
+    """Of a traceback's or a stack's frames, the scenario program's and the student's, paths shortened."""
+    name = os.path.basename(submission)  # the grader compiles the submission under its name
+    kept = [frame for frame in frames
+            if frame.filename in (submission, name) or frame.filename.startswith("<scenario ")]
+    for frame in kept:
+        frame.filename = name if frame.filename == submission else frame.filename
+    return kept
+
+
 def _student_traceback(error, submission, program=None):
     """The traceback cut to the scenario program's and the student's frames, paths shortened;
     ``program`` (a prepared command's scenario) supplies the lines of its own frames."""
     if program is not None:
-        filename = program["program"].__code__.co_filename  # the name the grader compiled it under
-        linecache.cache[filename] = (len(program["source"]), None, program["source"].splitlines(True), filename)
-    name = os.path.basename(submission)  # the grader compiles the submission under its name
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if frame.filename in (submission, name) or frame.filename.startswith("<scenario ")]
-    for frame in frames:
-        frame.filename = name if frame.filename == submission else frame.filename
+        _register_source(program)
+    frames = _students_frames(traceback.extract_tb(error.__traceback__), submission)
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
     try:
         lines += traceback.format_exception_only(type(error), error)

@@ -252,7 +252,7 @@ class Tensor:
         return order
 
     def detach(self):
-        """A new leaf with this tensor's values, requires_grad=False and no history.
+        """A new leaf with this tensor's values (and shape), requires_grad=False, no history and no .grad (None).
 
         No gradient flows through the result to anything this tensor was made from. This tensor itself, its
         requires_grad and its history stay as they are (D2L §2.5.3: y's own gradient survives detachment).
