@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import resource
 import signal
 import socket
 import threading
@@ -47,10 +48,21 @@ def test_seccomp_refuses_sockets_and_the_calls_a_sandbox_never_needs_and_nothing
         libc = ctypes.CDLL(None, use_errno=True)
         refused += libc.unshare(namespaces.CLONE_NEWNET) == -1 and ctypes.get_errno() == errno.EPERM
         refused += libc.prctl(1, 0, 0, 0, 0) == -1   # clearing the parent-death signal
-        try:
-            os.kill(-1, 0)
-        except PermissionError:
-            refused += 1
+        for action in (lambda: os.kill(-1, 0), lambda: os.memfd_create("held"),
+                       lambda: resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (3, 3)),
+                       lambda: resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE),   # only 0 names the caller
+                       lambda: os.setpriority(os.PRIO_USER, 0, 19),
+                       lambda: os.setpriority(os.PRIO_PROCESS, os.getppid(), 19),
+                       lambda: os.sched_setaffinity(os.getppid(), {0})):
+            try:
+                action()
+            except PermissionError:
+                refused += 1
+        # prlimit64 with a pid whose low half is 0: the whole 64-bit argument is compared.
+        rlimit = ctypes.create_string_buffer(16)
+        refused += libc.syscall(_PRLIMIT64, ctypes.c_long(1 << 32), resource.RLIMIT_NOFILE, None, rlimit) == -1
+        refused += libc.shmget(0, 4096, 0o1600) == -1 and ctypes.get_errno() == errno.EPERM   # no IPC here
+        refused += libc.syscall(_SECCOMP, 0, 0, None) == -1 and ctypes.get_errno() == errno.EPERM
         # What programs do need still works: threads (clone3 falls back to clone), fork, numpy.
         done = []
         thread = threading.Thread(target=lambda: done.append(1))
@@ -61,15 +73,25 @@ def test_seccomp_refuses_sockets_and_the_calls_a_sandbox_never_needs_and_nothing
             os._exit(7)
         import numpy
         works = done == [1] and os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 7 and numpy.ones(3).sum() == 3
+        # And the calling process's own limits and scheduling, as glibc names it (0).
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.getrlimit(resource.RLIMIT_NOFILE)
+        os.nice(1)
+        os.sched_setaffinity(0, os.sched_getaffinity(0))
         return refused if works else 100
-    assert _in_child(body) == 8
+    assert _in_child(body) == 17
+
+
+_PRLIMIT64 = {"x86_64": 302, "aarch64": 261}.get(os.uname().machine, -1)
+_SECCOMP = {"x86_64": 317, "aarch64": 277}.get(os.uname().machine, -1)
 
 
 def test_the_filter_fits_bpf_and_checks_the_architecture_first():
     for machine in ("x86_64", "aarch64"):
-        code = seccomp.program(machine)
-        assert code[0] == (0x20, 0, 0, 4) and code[1][0] == 0x15   # load the arch, compare
-        assert len(code) < 256
+        for ipc_let_through in (False, True):
+            code = seccomp.program(machine, ipc=ipc_let_through)
+            assert code[0] == (0x20, 0, 0, 4) and code[1][0] == 0x15   # load the arch, compare
+            assert len(code) < 256
 
 
 def test_fresh_namespaces_as_root_and_back_home():
