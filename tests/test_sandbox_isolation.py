@@ -1,5 +1,5 @@
-"""The isolation pieces one by one, in real processes: seccomp, namespaces, sandbox uids, cgroups,
-and finding processes that look dead (grader/sandbox/*.py)."""
+"""The isolation pieces one by one, in real processes: seccomp, namespaces, System V IPC objects,
+sandbox uids, cgroups, and finding processes that look dead (grader/sandbox/*.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from grader.sandbox import cgroups, namespaces, proctree, seccomp, uids
+from grader.sandbox import cgroups, ipc, namespaces, proctree, seccomp, uids
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
@@ -86,6 +86,18 @@ _PRLIMIT64 = {"x86_64": 302, "aarch64": 261}.get(os.uname().machine, -1)
 _SECCOMP = {"x86_64": 317, "aarch64": 277}.get(os.uname().machine, -1)
 
 
+@pytest.mark.skipif(not seccomp.supported() or os.geteuid() != 0, reason="needs root for an IPC namespace")
+def test_seccomp_lets_system_v_ipc_through_where_the_container_confines_it():
+    def body():
+        if ctypes.CDLL(None).unshare(namespaces.CLONE_NEWIPC) != 0:
+            return 50
+        seccomp.install(ipc=True)
+        libc = ctypes.CDLL(None, use_errno=True)
+        segment = libc.shmget(0, 4096, 0o1600)
+        return 0 if segment >= 0 and libc.shmctl(segment, 0, None) == 0 else 1
+    assert _in_child(body) in (0, 50)
+
+
 def test_the_filter_fits_bpf_and_checks_the_architecture_first():
     for machine in ("x86_64", "aarch64"):
         for ipc_let_through in (False, True):
@@ -115,8 +127,59 @@ def test_fresh_namespaces_as_root_and_back_home():
         if again == 0:
             os._exit(0 if os.getpid() != 1 else 1)
         back = os.waitstatus_to_exitcode(os.waitpid(again, 0)[1])
-        return 0 if pid_inside == 1 and back == 0 and "net-namespace" in entered else 2
+        return 0 if pid_inside == 1 and back == 0 and {"net-namespace", "ipc-namespace"} <= set(entered) else 2
     assert _in_child(body) in (0, 50)
+
+
+@ROOT_ONLY
+def test_an_ipc_namespace_holds_its_objects_and_is_emptied_from_outside():
+    # Made in a container's IPC namespace, a segment is invisible outside it; the warden enters the
+    # namespace through a descriptor it kept, and removes what is there once the processes are gone.
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x5A000000 + os.getpid()   # this test's own: no object outside has it
+    home = namespaces.current("ipc")
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        made = libc.unshare(namespaces.CLONE_NEWIPC) == 0 and libc.shmget(key, 1 << 20, 0o1600) >= 0 \
+            and libc.msgget(key, 0o1600) >= 0 and libc.semget(key, 4, 0o1600) >= 0
+        os.write(writer, b"1" if made else b"0")
+        time.sleep(60)
+    try:
+        assert os.read(reader, 1) == b"1"
+        namespace = os.open(f"/proc/{child}/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
+        assert libc.shmget(key, 0, 0) == libc.msgget(key, 0) == libc.semget(key, 0, 0) == -1   # not out here
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    try:
+        assert libc.setns(namespace, namespaces.CLONE_NEWIPC) == 0
+        inside = ipc.objects()
+        assert libc.setns(home, namespaces.CLONE_NEWIPC) == 0
+        assert sorted(kind for kind, _ in inside) == ["msg", "sem", "shm"], inside
+        assert ipc.clear_namespace(namespace, home)
+        assert libc.setns(namespace, namespaces.CLONE_NEWIPC) == 0
+        assert ipc.objects() == []
+    finally:
+        libc.setns(home, namespaces.CLONE_NEWIPC)
+        os.close(namespace)
+        os.close(home)
+
+
+@ROOT_ONLY
+def test_without_a_namespace_the_objects_of_a_sandbox_uid_are_removed():
+    uid = int(os.environ.get("GRADER_SANDBOX_UID_BASE", "61000")) + 710
+
+    def make():
+        os.setresuid(uid, uid, uid)
+        libc = ctypes.CDLL(None, use_errno=True)
+        return 0 if libc.shmget(0, 4096, 0o1600) >= 0 and libc.msgget(0, 0o1600) >= 0 else 1
+    assert _in_child(make) == 0
+    try:
+        assert len(ipc.objects(owner=uid)) == 2
+    finally:
+        assert ipc.clear(owner=uid)
+    assert ipc.objects(owner=uid) == []
 
 
 @ROOT_ONLY

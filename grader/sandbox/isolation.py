@@ -2,10 +2,11 @@
 what it achieved (``isolation`` in every result). Each layer is tried where it may exist and left
 out, with no error, where the kernel or the machine refuses it:
 
-* **a container per zygote**: new PID and network namespaces, made by the warden (an ordinary user's
-  inside a user namespace), and a cgroup the grader made for it (``cgroups.py``); as root,
-  the zygote's uid is the sandbox's alone (``uids.py``), so killing every process of that uid is
-  a container too, the one that holds where namespaces and cgroups are refused (in Docker, say).
+* **a container per zygote**: new PID, network and IPC namespaces, made by the warden (an ordinary
+  user's inside a user namespace), and a cgroup the grader made for it (``cgroups.py``); as root,
+  the zygote's uid is the sandbox's alone (``uids.py``), so killing every process of that uid (and
+  removing its IPC objects) is a container too, the one that holds where namespaces and cgroups
+  are refused (in Docker, say).
 * **root** (CI, Gradescope, containers): the zygote drops to its sandbox user
   (``GRADER_SANDBOX_UID_BASE`` + slot or the next free one, default 61000 + slot; no /etc/passwd
   entry needed), so it cannot signal or ptrace the grader, read root-only files or exceed
@@ -40,7 +41,7 @@ class IsolationPlan:
     uid: int | None          # drop to this uid/gid (root only)
     landlock_abi: int        # 0: not available
     nproc: int | None        # tasks of its own a sandbox may have (RLIMIT_NPROC, counted as the kernel does)
-    namespaces: bool = False  # PID and network namespaces per zygote (and a user one for an ordinary user)
+    namespaces: bool = False  # PID, network and IPC namespaces per zygote (and a user one for an ordinary user)
     seccomp: bool = False    # the zygote loads seccomp.py's filter
     cgroups: bool = False    # a cgroup per zygote, where the grader can make one
 

@@ -38,6 +38,9 @@ import seccomp
 _PR_SET_PDEATHSIG = 1
 # The zygote's descriptors, in the order the grader passes them (see spawn.ZygotePipes).
 FDS = ("job", "results", "stdout", "stderr")
+# How a result's isolation lists the container (after rlimits, uid-drop, landlock-vN, seccomp).
+CONTAINER = ("cgroup", "pids-limit", "memory-limit", *namespaces.NAMES.values())
+_MB = 1024 * 1024
 
 
 def attempt(action):
@@ -128,6 +131,7 @@ def run(plan, fds, kept, contained, join):
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if join:  # before anything else: every fork from here on is in the cgroup too
         contained = join_cgroups(plan, contained) + contained
+    contained = sorted(contained, key=CONTAINER.index)
     _reset_oom_score()
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -278,9 +282,10 @@ def _isolate(plan, contained):
     paths are closed here. seccomp comes last: it refuses nothing the steps before it need.
     """
     achieved = ["rlimits"]
-    mb = 1024 * 1024
-    limits = [(resource.RLIMIT_AS, plan["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
-              (resource.RLIMIT_FSIZE, plan["file_size_mb"] * mb)]
+    # RLIMIT_MSGQUEUE 0: no POSIX message queue can be made (each one's size is charged to it),
+    # so none can outlive the container or hold memory beside its limits.
+    limits = [(resource.RLIMIT_AS, plan["memory_mb"] * _MB), (resource.RLIMIT_CORE, 0),
+              (resource.RLIMIT_FSIZE, plan["file_size_mb"] * _MB), (resource.RLIMIT_MSGQUEUE, 0)]
     if plan.get("nproc"):
         limits.append((resource.RLIMIT_NPROC, _process_limit(plan, contained)))
     for which, value in limits:
@@ -307,11 +312,18 @@ def _isolate(plan, contained):
         achieved.append(landlocked)
     if plan.get("seccomp"):
         try:
-            seccomp.install()
+            seccomp.install(ipc=_confines_ipc(contained))
             achieved.append("seccomp")
         except seccomp.SeccompError:
             pass
     return achieved + list(contained)
+
+
+def _confines_ipc(contained):
+    """Whether System V IPC may be let through: an IPC namespace of the container's own (its objects
+    are no one else's, and are removed with it: see ipc.py) under a memory limit that counts them
+    (a detached segment's pages, a queue's messages). Else seccomp refuses the calls."""
+    return namespaces.NAMES[namespaces.CLONE_NEWIPC] in contained and "memory-limit" in contained
 
 
 def _process_limit(plan, contained):
