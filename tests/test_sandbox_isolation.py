@@ -1,5 +1,5 @@
-"""The isolation pieces one by one, in real processes: seccomp, namespaces, System V IPC objects,
-sandbox uids, cgroups, and finding processes that look dead (grader/sandbox/*.py)."""
+"""The isolation pieces one by one, in real processes: seccomp, namespaces, the private job folder,
+System V IPC objects, sandbox uids, cgroups, and finding processes that look dead (grader/sandbox/*.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import signal
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -180,6 +181,42 @@ def test_without_a_namespace_the_objects_of_a_sandbox_uid_are_removed():
     finally:
         assert ipc.clear(owner=uid)
     assert ipc.objects(owner=uid) == []
+
+
+@ROOT_ONLY
+def test_a_private_folder_is_a_bounded_tmpfs_that_the_machine_never_sees(tmp_path):
+    folder = tmp_path / "job"
+    folder.mkdir()
+    reader, writer = os.pipe()
+
+    def body():
+        if not namespaces.private_folder(str(folder), 1 << 20, 16, owner=62999):
+            return 50
+        bounded = []
+        for size in (512 << 10, 1 << 20):   # half of it fits, the whole of it no longer does
+            try:
+                (folder / f"{size}.bin").write_bytes(b"x" * size)
+                bounded.append(True)
+            except OSError as error:
+                bounded.append(error.errno == errno.ENOSPC)
+        made = 0
+        try:
+            for number in range(32):
+                (folder / f"{number}").mkdir()
+                made += 1
+        except OSError as error:
+            bounded.append(error.errno == errno.ENOSPC)
+        owner = os.stat(folder).st_uid
+        os.write(writer, f"{bounded} {made} {owner}".encode())
+        return 0
+    assert _in_child(body) in (0, 50)
+    os.close(writer)
+    told = os.read(reader, 256).decode()
+    if told:
+        # 16 inodes: the root, the two files (the second one made before it filled) and 13 folders.
+        assert told == "[True, True, True] 13 62999", told
+    assert os.listdir(folder) == []   # nothing of it on the machine's disk...
+    assert str(folder) not in Path("/proc/self/mountinfo").read_text()   # ...nor mounted here
 
 
 @ROOT_ONLY

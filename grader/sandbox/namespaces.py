@@ -6,11 +6,13 @@ kernel kills every process of that namespace, whatever state they are in, and no
 see or signal one outside. The warden then goes back home (:func:`leave`). The network namespace
 holds only a loopback interface that is down: no route to the machine's own loopback, nor anywhere
 else. The IPC namespace holds the container's System V objects and POSIX message queues: none
-outside is visible in it, and they are removed with it (see ``ipc.py``). As root these come
-directly; an ordinary user gets them inside a new user namespace (where the kernel allows
-unprivileged ones), which also gives the sandbox its own count of processes for RLIMIT_NPROC.
-Whatever the kernel refuses is left out, and the zygote reports what it got. Standard library
-only: the sandbox child imports this file by path.
+outside is visible in it, and they are removed with it (see ``ipc.py``). The zygote itself then
+makes a mount namespace in which its job folder is a tmpfs of its own, bounded in bytes and in
+files (:func:`private_folder`), freed with the container. As root these come directly; an ordinary
+user gets them inside a new user namespace (where the kernel allows unprivileged ones), which also
+gives the sandbox its own count of processes for RLIMIT_NPROC. Whatever the kernel refuses is
+left out, and the zygote reports what it got. Standard library only: the sandbox child imports
+this file by path.
 """
 
 from __future__ import annotations
@@ -18,17 +20,18 @@ from __future__ import annotations
 import ctypes
 import os
 
-CLONE_NEWIPC = 0x08000000
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 # In the order a result's isolation lists them.
 NAMES = {CLONE_NEWPID: "pid-namespace", CLONE_NEWNET: "net-namespace", CLONE_NEWIPC: "ipc-namespace",
-         CLONE_NEWUSER: "user-namespace"}
+         CLONE_NEWNS: "mount-namespace", CLONE_NEWUSER: "user-namespace"}
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 _CAPABILITY_VERSION_3 = 0x20080522
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)  # one handle, functions looked up now (see landlock.py)
-_LIBC.unshare, _LIBC.setns, _LIBC.syscall  # noqa: B018
+_LIBC.unshare, _LIBC.setns, _LIBC.syscall, _LIBC.mount  # noqa: B018
 
 
 def _libc():
@@ -63,6 +66,27 @@ def enter(as_root: bool, network: int | None = None) -> list[str]:
 def names(flags: int) -> list[str]:
     """The names of the namespaces in ``flags``, in the order a result's isolation lists them."""
     return [name for flag, name in NAMES.items() if flags & flag]
+
+
+def private_folder(path: str, size_bytes: int, files: int, owner: int | None = None) -> bool:
+    """(The zygote, before it isolates itself.) Give this process a mount namespace of its own in
+    which ``path`` is a fresh tmpfs of at most ``size_bytes`` and ``files`` inodes, owned by
+    ``owner`` (its uid and gid; default: this process's), no exec, no device, no setuid. The
+    folder on the machine stays empty; the tmpfs lives as long as a process of this namespace
+    does, so it ends with the container, whatever it holds, at no cost to the grader. Nothing
+    mounted here reaches the machine: every mount is made private first. False (and the folder on
+    the machine is used as it is) where the kernel refuses."""
+    libc = _libc()
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return False
+    # Without this a mount on a shared mount (systemd makes / shared) would propagate to the machine.
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    options = f"size={size_bytes},nr_inodes={files},mode=0700"
+    if owner is not None:
+        options += f",uid={owner},gid={owner}"
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    return libc.mount(b"tmpfs", os.fsencode(path), b"tmpfs", flags, options.encode()) == 0
 
 
 def _map_ids(uid: int, gid: int) -> None:

@@ -2,11 +2,13 @@
 
 The zygote is forked for one submission (by the warden, or an ordinary user's keeper) and is
 given only its own fresh pipes: the job pipe it reads its job and run commands from, the
-result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It sets
+result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It makes
+its job folder a bounded tmpfs of its own (a mount namespace, see ``namespaces.py``), sets
 resource limits, applies Landlock, drops to the sandbox user (as root) or its capabilities (in a
 user namespace), loads the seccomp filter and blocks forbidden imports (all of it from its plan:
 the limits and forbidden modules are the assignment's), and only then reads its job (the
-submission: no warden ever held a byte of it) and imports the student's module. Then, per run
+submission: no warden ever held a byte of it), writes the submission into its job folder and
+imports the student's module. Then, per run
 command (which carries that one program and the channel to use), it forks one scenario process
 that runs the program (compiled by the grader) and writes exactly one framed result on its
 channel's result pipe, its stdout and stderr on the channel's output pipes; the zygote reports how
@@ -18,6 +20,7 @@ checks every byte it gets back against values that never enter this process. Sta
 (and numpy) only; the sibling modules are imported by path.
 """
 
+import binascii
 import importlib.machinery
 import importlib.util
 import json
@@ -131,6 +134,9 @@ def run(plan, fds, kept, contained, join):
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if join:  # before anything else: every fork from here on is in the cgroup too
         contained = join_cgroups(plan, contained) + contained
+    if plan.get("namespaces") and namespaces.private_folder(plan["job_dir"], plan["job_folder_mb"] * _MB,
+                                                            plan["job_folder_files"], plan.get("uid")):
+        contained = [*contained, namespaces.NAMES[namespaces.CLONE_NEWNS]]
     contained = sorted(contained, key=CONTAINER.index)
     _reset_oom_score()
     signal.set_wakeup_fd(-1)
@@ -367,9 +373,23 @@ def _block_imports(forbidden, results):
     sys.meta_path.insert(0, _ForbiddenImport(forbidden, results))
 
 
+def _write_submission(job):
+    """The submission, as the grader checked it, into the job folder (this zygote's own tmpfs, or
+    the folder on the machine): the grader writes nothing there, so a zygote started ahead of its
+    job (``--watch``) finds it whatever the folder is. By its name in the working folder, the job
+    folder: the sandbox user may not walk the folders above it (a temp folder under /root)."""
+    name = os.path.basename(job["submission"])
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        write_all(fd, binascii.a2b_base64(job["source"]))
+    finally:
+        os.close(fd)
+
+
 def _import_submission(job, results):
     path, name = job["submission"], job["module"]
     try:
+        _write_submission(job)
         # An explicit source loader: the suffix picks none for carl.PY (grade accepts any case).
         loader = importlib.machinery.SourceFileLoader(name, path)
         spec = importlib.util.spec_from_file_location(name, path, loader=loader)
