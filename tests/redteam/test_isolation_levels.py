@@ -18,7 +18,7 @@ from grader.sandbox.landlock import abi_version
 
 from .attacks import BY_ID
 from .conftest import ASSIGNMENT, HIDDEN, REFERENCE, sandbox_processes
-from .traces import ipc_objects, remove_keyed
+from .traces import hidden_in, ipc_objects, remove_keyed
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the levels are compared as root (CI)")
 
@@ -109,12 +109,10 @@ def test_without_any_container_a_later_run_reads_what_an_earlier_one_kept(arena,
     from grader.sandbox.launcher import Sandbox
     weakest = IsolationPlan(uid=None, landlock_abi=0, nproc=None)
     path = arena.submission(BY_ID[attack_id], tmp_path)
-    graded = load_assignment(ASSIGNMENT, hidden=HIDDEN)
-    hidden = [s.id for s in graded.scenarios if s.visibility.value == "hidden"]
     try:
         with Sandbox(plan=weakest) as sandbox:
-            grade_submission(path, graded, seed=1, scope="all", sandbox=sandbox)
+            grade_submission(path, load_assignment(ASSIGNMENT, hidden=HIDDEN), seed=1, scope="all", sandbox=sandbox)
             later = grade_submission(path, load_assignment(ASSIGNMENT), seed=1, sandbox=sandbox)
     finally:
         remove_keyed()
-    assert [name for name in hidden if name in later.import_stdout], later.import_stdout[:2000]
+    assert hidden_in(later.import_stdout), later.import_stdout[:2000]

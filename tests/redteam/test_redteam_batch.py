@@ -23,7 +23,7 @@ import pytest
 
 from .attacks import BY_ID, KERNEL_OBJECTS, ROOT
 from .conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
-from .traces import left_behind, traces
+from .traces import filled, hidden_in, left_behind, printed, traces
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 UID_BASE = 62200
@@ -167,10 +167,6 @@ def _result(batch, attack_id: str) -> dict:
     return json.loads((batch["out"] / "results" / f"{attack_id}.json").read_text())
 
 
-def _shown(result: dict) -> str:
-    return result["import_stdout"] + "".join(s["feedback"]["stdout"] for s in result["scenarios"])
-
-
 def test_kernel_objects_stay_in_their_container(batch):
     made = _result(batch, "shared_memory_left")
     assert {"ipc-namespace", "mount-namespace", "memory-limit"} <= set(made["isolation"]), made["isolation"]
@@ -181,31 +177,26 @@ def test_kernel_objects_stay_in_their_container(batch):
     dropped = _result(batch, "message_queue_drop_box")["import_stdout"]
     assert "refused mq_open" in dropped and "DROPBOX []" in dropped, dropped   # mq: RLIMIT_MSGQUEUE is 0
     assert "memfd stopped PermissionError 1" in _result(batch, "memfd_beyond_the_limit")["import_stdout"]
-    others = _shown(_result(batch, "limits_of_other_processes"))
+    others = printed(_result(batch, "limits_of_other_processes"))
     assert "refused prlimit 1" in others and "CHANGED" not in others, others
 
 
 def test_the_job_folder_is_bounded_in_bytes_and_in_files(batch):
     from grader.sandbox.isolation import JOB_FOLDER_FILES, JOB_FOLDER_MB
-    filled = [line.split() for line in _shown(_result(batch, "disk_and_inode_filling")).splitlines()
-              if line.startswith("FILLED ")]
-    assert filled, "the filling never reported"
-    mib, files = int(filled[-1][1]), int(filled[-1][3])
-    assert mib <= JOB_FOLDER_MB and files <= JOB_FOLDER_FILES and "{28:" in " ".join(filled[-1]), filled[-1]  # ENOSPC
+    mib, files, errors = filled(_result(batch, "disk_and_inode_filling"))
+    assert mib <= JOB_FOLDER_MB and files <= JOB_FOLDER_FILES and "{28:" in errors, (mib, files, errors)  # ENOSPC
 
 
 @pytest.mark.parametrize("attack_id", ["message_queue_drop_box", "job_pipe_reader_thread", "shared_memory_left"])
 def test_a_later_check_shows_nothing_of_the_batchs_hidden_scenarios(batch, attack_id):
     # The same file checked again by a student (public scenarios only), with the batch's sandbox
     # uids: whatever its run kept at its fixed keys, or in segments of its uid, would show here.
-    from grader import load_assignment
-    hidden = [s.id for s in load_assignment(ASSIGNMENT, hidden=HIDDEN).scenarios if s.visibility.value == "hidden"]
     done = subprocess.run([GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--json", "--seed", "1"],
                           cwd=batch["submissions"] / attack_id, capture_output=True, text=True, timeout=120,
                           env=batch["env"])
     assert done.returncode == 1, done.stderr
     shown = json.dumps(json.loads(done.stdout))
-    assert not [name for name in hidden if name in shown], shown[:3000]
+    assert not hidden_in(shown), shown[:3000]
     assert "SEGMENT-OF-" not in shown
 
 

@@ -25,7 +25,7 @@ import pytest
 
 from .attacks import BY_ID, KERNEL_OBJECTS, ROOT
 from .conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners
-from .traces import left_behind, traces
+from .traces import filled, hidden_in, left_behind, printed, traces
 
 USER = "grader-redteam"
 PYTHON_VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -260,10 +260,6 @@ def test_a_batch_as_the_user_keeps_neighbours_apart_and_leaves_nothing_behind(us
     assert listening.received == []
 
 
-def _shown(result: dict) -> str:
-    return result["import_stdout"] + "".join(s["feedback"]["stdout"] for s in result["scenarios"])
-
-
 def test_kernel_objects_of_a_batch_as_the_user_stay_in_their_container(user_batch):
     from grader.sandbox.isolation import JOB_FOLDER_FILES, JOB_FOLDER_MB
     results = user_batch["results"]
@@ -276,19 +272,16 @@ def test_kernel_objects_of_a_batch_as_the_user_stay_in_their_container(user_batc
                 "k_memfd_beyond_the_limit": "memfd stopped PermissionError 1"}
     if "memory-limit" in isolation:   # a delegated cgroup: then they are let through, in the namespace
         expected = {"k_memfd_beyond_the_limit": expected["k_memfd_beyond_the_limit"]}
-    for name, printed in expected.items():
-        assert printed in results[name]["import_stdout"], (name, results[name]["import_stdout"])
-    others = _shown(results["k_limits_of_other_processes"])   # process 1 is the reaper, of the user's uid
+    for name, said in expected.items():
+        assert said in results[name]["import_stdout"], (name, results[name]["import_stdout"])
+    others = printed(results["k_limits_of_other_processes"])   # process 1 is the reaper, of the user's uid
     assert "refused prlimit 1 1" in others and "CHANGED" not in others, others
-    filled = [line.split() for line in _shown(results["k_disk_and_inode_filling"]).splitlines()
-              if line.startswith("FILLED ")]
-    assert filled and int(filled[-1][1]) <= JOB_FOLDER_MB and int(filled[-1][3]) <= JOB_FOLDER_FILES, filled[-1:]
+    mib, files, errors = filled(results["k_disk_and_inode_filling"])
+    assert mib <= JOB_FOLDER_MB and files <= JOB_FOLDER_FILES and "{28:" in errors, (mib, files, errors)  # ENOSPC
 
 
 @pytest.mark.parametrize("attack_id", ["message_queue_drop_box", "job_pipe_reader_thread", "shared_memory_left"])
 def test_a_later_check_as_the_user_shows_nothing_of_the_batchs_hidden_scenarios(user_batch, attack_id):
-    from grader import load_assignment
-    hidden = [s.id for s in load_assignment(ASSIGNMENT, hidden=HIDDEN).scenarios if s.visibility.value == "hidden"]
     course = user_batch["course"]
     done = subprocess.run([*user_batch["as_user"], "check", "autodiff.py", "--assignment",
                            str(course / "exercises" / "autodiff"), "--json", "--seed", "1"],
@@ -296,5 +289,5 @@ def test_a_later_check_as_the_user_shows_nothing_of_the_batchs_hidden_scenarios(
                           timeout=120, env=user_batch["env"])
     assert done.returncode == 1, done.stderr
     shown = json.dumps(json.loads(done.stdout))
-    assert not [name for name in hidden if name in shown], shown[:3000]
+    assert not hidden_in(shown), shown[:3000]
     assert "SEGMENT-OF-" not in shown

@@ -6,7 +6,8 @@ tell it is its own: other graders and test runs share this machine, with sandbox
 * the machine's ``Shmem`` (/proc/meminfo: tmpfs, System V and anonymous shared memory, memfds),
   less what others' System V segments and tmpfs files grew by meanwhile;
 * processes of this run's sandbox uids;
-* the disk usage of this run's own temp folder.
+* the disk usage of this run's own temp folder;
+* and, in what a later check shows, the batch's hidden scenarios (:func:`hidden_in`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .conftest import IPC_KEY, sandbox_processes
+from .conftest import ASSIGNMENT, HIDDEN, IPC_KEY, sandbox_processes
 
 SHMEM_SLACK_KB = 16 * 1024   # "back within a few MiB": others' short-lived shared memory moves it too
 KEYS = range(IPC_KEY, IPC_KEY + 16)
@@ -115,3 +116,22 @@ def remove_keyed() -> None:
         for ident, control in ((libc.msgget(key, 0), libc.msgctl), (libc.shmget(key, 0, 0), libc.shmctl)):
             if ident >= 0:
                 control(ident, 0, None)   # IPC_RMID
+
+
+def printed(result: dict) -> str:
+    """What a result (as written to a file) shows its submission printed: at import, in each scenario."""
+    return result["import_stdout"] + "".join(s["feedback"]["stdout"] for s in result["scenarios"])
+
+
+def filled(result: dict) -> tuple[int, int, str]:
+    """The MiB and files the disk_and_inode_filling attack last said it wrote, and its errors."""
+    said = [line.split(maxsplit=6) for line in printed(result).splitlines() if line.startswith("FILLED ")]
+    assert said, "the filling never reported"
+    return int(said[-1][1]), int(said[-1][3]), said[-1][-1]
+
+
+def hidden_in(text: str) -> list[str]:
+    """The ids of the shipped assignment's hidden scenarios that show in ``text``."""
+    from grader import load_assignment
+    scenarios = load_assignment(ASSIGNMENT, hidden=HIDDEN).scenarios
+    return [s.id for s in scenarios if s.visibility.value == "hidden" and s.id in text]
