@@ -107,11 +107,12 @@ def test_a_ctrl_c_as_the_folder_is_let_go_never_closes_its_descriptor_twice(tmp_
     # close() then removed the folder again, closed that number a second time, and the check ended
     # in "internal error: Bad file descriptor" instead of "Interrupted." (exit 3, not 130).
     folder = JobFolder(str(tmp_path))
-    close = os.close
+    close, held = os.close, folder._fd
 
     def interrupted(fd: int) -> None:
         close(fd)
-        raise KeyboardInterrupt
+        if fd == held:   # the folder's own descriptor, not those remove_tree opens meanwhile
+            raise KeyboardInterrupt
     monkeypatch.setattr(os, "close", interrupted)
     with pytest.raises(KeyboardInterrupt):
         folder.remove()
