@@ -381,7 +381,7 @@ def _write_submission(job):
     name = os.path.basename(job["submission"])
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        write_all(fd, binascii.a2b_base64(job["source"]))
+        write_all(fd, binascii.a2b_base64(job.pop("source")))  # not kept: every fork would hold a copy
     finally:
         os.close(fd)
 

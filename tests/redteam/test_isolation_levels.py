@@ -18,7 +18,7 @@ from grader.sandbox.landlock import abi_version
 
 from .attacks import BY_ID
 from .conftest import ASSIGNMENT, HIDDEN, REFERENCE, sandbox_processes
-from .traces import hidden_in, ipc_objects, remove_keyed
+from .traces import SHMEM_SLACK_KB, hidden_in, ipc_objects, remove_keyed, shmem_grown_kb, traces
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the levels are compared as root (CI)")
 
@@ -92,13 +92,17 @@ def test_every_container_removes_ipc_objects_before_the_next_submission(arena, t
     from grader.sandbox.launcher import Sandbox
     assignment = load_assignment(ASSIGNMENT)
     segments = arena.submission(BY_ID["shared_memory_left"], tmp_path / "segments")
+    uids = range(62260, 62261)
+    before = traces(uids, tmp_path)
     with Sandbox(plan=plan) as sandbox:
         for _ in range(2):
             result = grade_submission(segments, assignment, seed=1, sandbox=sandbox)
             assert ("MADE-SEGMENTS 3" in result.import_stdout) is made, result.import_stdout
             assert ("ipc-namespace" in result.isolation) is plan.namespaces
             assert "SEGMENT-OF-" not in result.import_stdout, "a segment of the one before was found"
-            assert ipc_objects(range(62260, 62261)) == frozenset(), "objects outlived their container"
+            assert ipc_objects(uids) == frozenset(), "objects outlived their container"
+            # Their 600 MiB are free as soon as the warden says the container is empty, before the next.
+            assert shmem_grown_kb(before, uids) < SHMEM_SLACK_KB
 
 
 @pytest.mark.parametrize("attack_id", ["message_queue_drop_box", "job_pipe_reader_thread"])

@@ -90,6 +90,11 @@ def traces(uids: range, temp: Path) -> Traces:
                   tuple(sandbox_processes(uids.start, uids.stop)))
 
 
+def shmem_grown_kb(before: Traces, uids: range) -> int:
+    """How much more of the machine's Shmem is held than ``before``, less what others' grew by."""
+    return (_shmem_kb() - before.shmem_kb) - max(0, _others_kb(uids) - before.others_kb)
+
+
 def left_behind(before: Traces, uids: range, temp: Path, seconds: float = 10.0) -> list[str]:
     """What is left now that was not there ``before``: [] once everything is back. The kernel frees a
     namespace's objects and mounts a moment after its last process (deferred work), and others'
@@ -97,7 +102,7 @@ def left_behind(before: Traces, uids: range, temp: Path, seconds: float = 10.0) 
     deadline = time.monotonic() + seconds
     while True:
         now = traces(uids, temp)
-        grown = (now.shmem_kb - before.shmem_kb) - max(0, now.others_kb - before.others_kb)
+        grown = shmem_grown_kb(before, uids)
         left = [f"an IPC object: {item}" for item in sorted(now.ipc - before.ipc)]
         left += [f"Shmem {grown:,} kB more than before"] if grown > SHMEM_SLACK_KB else []
         if now.temp_kb > before.temp_kb:
