@@ -73,7 +73,8 @@ def private_folder(path: str, size_bytes: int, files: int, owner: int | None = N
     which ``path`` is a fresh tmpfs of at most ``size_bytes`` and ``files`` inodes, owned by
     ``owner`` (its uid and gid; default: this process's), no exec, no device, no setuid. The
     folder on the machine stays empty; the tmpfs lives as long as a process of this namespace
-    does, so it ends with the container, whatever it holds, at no cost to the grader. Nothing
+    does, so the kernel frees it with the container, whatever it holds, and the grader only
+    removes an empty folder. Nothing
     mounted here reaches the machine: every mount is made private first. False (and the folder on
     the machine is used as it is) where the kernel refuses."""
     libc = _libc()

@@ -66,7 +66,7 @@ _REFUSED_NAMES = ("socket", "socketpair", "ptrace", "process_vm_readv", "process
                   "name_to_handle_at", "kcmp", "fanotify_init", "lookup_dcookie", "syslog", "iopl", "ioperm",
                   "memfd_create", "seccomp")
 # Refused unless the container confines them (an IPC namespace of its own, under a memory limit).
-IPC_NAMES = ("shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+_IPC_NAMES = ("shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
              "semctl", "semtimedop", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
              "mq_getsetattr")
 # Allowed only with a first argument of 0: the calling process (or thread) itself.
@@ -130,7 +130,7 @@ def program(machine: str | None = None, ipc: bool = False) -> list[tuple[int, in
     """The filter for ``machine`` (default: this one) as BPF instructions ``(code, jt, jf, k)``;
     with ``ipc``, System V IPC and POSIX message queues are let through."""
     arch, foreign, numbers = _ARCHITECTURES[machine or os.uname().machine]
-    refused = sorted({numbers[name] for name in _REFUSED_NAMES + (() if ipc else IPC_NAMES) if name in numbers}
+    refused = sorted({numbers[name] for name in _REFUSED_NAMES + (() if ipc else _IPC_NAMES) if name in numbers}
                      | set(_COMMON.values()))
     # Symbolic jumps, resolved below: each entry is (code, true-target, false-target, k).
     code: list[tuple] = [(_LD_ABS_W, None, None, _ARCH), (_JEQ, None, "kill", arch), (_LD_ABS_W, None, None, _NR)]

@@ -8,12 +8,11 @@ resource limits, applies Landlock, drops to the sandbox user (as root) or its ca
 user namespace), loads the seccomp filter and blocks forbidden imports (all of it from its plan:
 the limits and forbidden modules are the assignment's), and only then reads its job (the
 submission: no warden ever held a byte of it), writes the submission into its job folder and
-imports the student's module. Then, per run
-command (which carries that one program and the channel to use), it forks one scenario process
-that runs the program (compiled by the grader) and writes exactly one framed result on its
-channel's result pipe, its stdout and stderr on the channel's output pipes; the zygote reports how
-the process ended. One at a time, unless the commands allow several at once (``grader check``'s
-public scenarios, on two cores).
+imports the student's module. Then, per run command (which carries that one program and the
+channel to use), it forks one scenario process that runs the program (compiled by the grader) and
+writes exactly one framed result on its channel's result pipe, its stdout and stderr on the
+channel's output pipes; the zygote reports how the process ended. One at a time, unless the
+commands allow several at once (``grader check``'s public scenarios, on two cores).
 
 Everything after the student's import is untrusted, so nothing here decides anything: the grader
 checks every byte it gets back against values that never enter this process. Standard library
