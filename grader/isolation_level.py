@@ -3,7 +3,8 @@
 A sandbox reports what it achieved as names (a result's ``isolation``, docs/security.md says what
 each stops): ``rlimits`` always, ``uid-drop`` when the grader ran as root, ``landlock-vN`` with the
 Landlock ABI it applied, ``seccomp``, then its container (``cgroup``, ``pids-limit``,
-``memory-limit``, ``pid-namespace``, ``net-namespace``, ``user-namespace``). The levels are not a
+``memory-limit``, ``pid-namespace``, ``net-namespace``, ``ipc-namespace``, ``mount-namespace``,
+``user-namespace``). The levels are not a
 line (a uid drop and Landlock stop different things), so a requirement names the mechanisms it
 needs, and a level meets it when it has each of them, Landlock at that ABI or newer:
 ``uid-drop``, ``landlock-v6``, ``uid-drop,landlock-v6,seccomp``.
@@ -32,7 +33,8 @@ class Mechanism(str, Enum):
     SECCOMP = "seccomp"
 
 
-_CONTAINER = ("cgroup", "pids-limit", "memory-limit", "pid-namespace", "net-namespace", "user-namespace")
+_CONTAINER = ("cgroup", "pids-limit", "memory-limit", "pid-namespace", "net-namespace", "ipc-namespace",
+              "mount-namespace", "user-namespace")
 
 
 _LANDLOCK = re.compile(r"landlock(?:-v(\d+))?")

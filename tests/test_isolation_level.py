@@ -11,7 +11,8 @@ from classes import ASSIGNMENT, REFERENCE
 from grader.errors import UsageError
 from grader.isolation_level import Requirement, announced, predicted
 
-ROOT_LANDLOCK = ("rlimits", "uid-drop", "landlock-v7", "seccomp", "memory-limit", "pid-namespace", "net-namespace")
+ROOT_LANDLOCK = ("rlimits", "uid-drop", "landlock-v7", "seccomp", "memory-limit", "pid-namespace", "net-namespace",
+                 "ipc-namespace", "mount-namespace")
 
 
 @pytest.mark.parametrize("text, requirement", [
@@ -43,7 +44,9 @@ def test_a_level_meets_what_it_has(achieved, met):
 
 @pytest.mark.parametrize("text, message", [("", "needs a level"), ("namespaces", "'namespaces' is not an isolation"),
                                            ("landlock-6", "is not an isolation mechanism"),
-                                           ("uid-drop,pid-namespace", "'pid-namespace' is part of each submission's")])
+                                           ("uid-drop,pid-namespace", "'pid-namespace' is part of each submission's"),
+                                           ("seccomp,ipc-namespace", "'ipc-namespace' is part of each submission's"),
+                                           ("mount-namespace", "'mount-namespace' is part of each submission's")])
 def test_bad_levels_name_the_right_ones(text, message):
     with pytest.raises(UsageError, match=message):
         Requirement.parse(text)

@@ -102,6 +102,25 @@ def test_an_ordinary_user_sweeps_its_own_leftovers_and_passes_over_another_users
         shutil.rmtree(shared)
 
 
+def test_a_ctrl_c_as_the_folder_is_let_go_never_closes_its_descriptor_twice(tmp_path, monkeypatch):
+    # Ctrl-C in check --watch landed as the descriptor's close returned (a KeyboardInterrupt there):
+    # close() then removed the folder again, closed that number a second time, and the check ended
+    # in "internal error: Bad file descriptor" instead of "Interrupted." (exit 3, not 130).
+    folder = JobFolder(str(tmp_path))
+    close, held = os.close, folder._fd
+
+    def interrupted(fd: int) -> None:
+        close(fd)
+        if fd == held:   # the folder's own descriptor, not those remove_tree opens meanwhile
+            raise KeyboardInterrupt
+    monkeypatch.setattr(os, "close", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        folder.remove()
+    monkeypatch.setattr(os, "close", close)
+    folder.remove()   # as Sandbox.close does after the interrupt: nothing left to close
+    assert not folder.path.exists()
+
+
 def test_a_grader_killed_with_its_warden_leaves_a_folder_that_the_next_grader_sweeps(tmp_path):
     # A CI runner's timeout, or kill -9 of both: no process is left to remove the folder of the
     # zygote that --watch started ahead of the next save. The next grader's sandbox sweeps it.

@@ -3,7 +3,7 @@
 Child side (a clean interpreter; these use only the standard library and import each other by
 path, so the child never needs the ``grader`` package): ``child`` (the warden), ``container`` (each
 zygote's keeper and reaper), ``zygote`` (the zygote and its scenario processes), ``namespaces``,
-``seccomp``, ``landlock``, ``proctree``, ``cleanup``, ``framing``, ``encoding``.
+``ipc``, ``seccomp``, ``landlock``, ``proctree``, ``cleanup``, ``framing``, ``encoding``.
 Grader side: ``launcher`` (the Sandbox), ``link`` (one zygote's pipes), ``intake`` (what the grader
 accepts), ``spawn``, ``isolation``, ``cgroups``, ``uids``, ``job_folders``, ``decoding``, ``safe_text``.
 """

@@ -12,8 +12,8 @@ CONTROL, a Unix socket pair's end. Roles, one process tree::
               left, and reports. On the grader's death (the socket closes) it kills everything,
               removes the job folder and exits.
     reaper,   the trusted processes of each zygote's container (see ``container.py``): the
-    keeper    reaper is process 1 of new PID and network namespaces (the zygote is process 2);
-              an ordinary user's keeper makes them inside a user namespace.
+    keeper    reaper is process 1 of new PID, network and IPC namespaces (the zygote is process
+              2); an ordinary user's keeper makes them inside a user namespace.
     zygote    see ``zygote.py``: imports the student's module and forks one process per scenario.
 
 Without a PID namespace (refused by the kernel, or not planned) there is no reaper: orphans come to
@@ -34,6 +34,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cleanup
 import container
+import ipc
 import landlock
 import namespaces
 import proctree
@@ -80,6 +81,7 @@ class Warden:
         self.cleaned_uids = set()  # sandbox uids whose leftovers (of an earlier grader) are gone
         if uid is not None:  # now, while the grader starts up, and while this image is small
             self._kill_uid(uid)
+            ipc.clear(owner=uid)
             self.cleaned_uids.add(uid)
         import numpy  # noqa: F401  preloaded once, shared by every fork below
         self.control = _socket.socket(fileno=control_fd)
@@ -127,8 +129,10 @@ class Warden:
         """Fork the container for one zygote; tell the grader the zygote's pid and its reaper's."""
         uid = plan.get("uid")
         if uid is not None and uid not in self.cleaned_uids:
-            # This uid is ours now (the grader holds its lock): any process of it is a leftover.
+            # This uid is ours now (the grader holds its lock): any process of it is a leftover, and
+            # so is any IPC object of it in the machine's namespace (a grader of an earlier version).
             self._kill_uid(uid)
+            ipc.clear(owner=uid)
             self.cleaned_uids.add(uid)
         if uid is not None and not self.reachable:
             _keep_imports_reachable()  # once, here: every zygote inherits it
@@ -140,7 +144,7 @@ class Warden:
         given = dict(zip(names, fds))
         given["channels"] = [tuple(fds[at:at + 3]) for at in range(len(names), len(fds) - 2, 3)]  # out, err, result
         kept = {fd for fd, _ in plan.get("landlock_rules", ())} | set(_REACH_FDS)
-        reaper = report_r = None
+        reaper = report_r = ipc_namespace = None
         contained: list[str] = []
         if plan.get("namespaces") and os.geteuid() != 0:
             # An ordinary user's namespaces come inside a user namespace, made by a fork of its own.
@@ -150,8 +154,7 @@ class Warden:
                 os.close(report_r)
                 container.keeper(plan, given, kept, report_w)  # never returns
             os.close(report_w)
-            told = container.records(report_r, need=("R", "Z"))
-            os.close(report_r)
+            told = container.records(report_r, need=("R", "Z"))  # its last record comes as it ends
             reaper, zygote_pid = told.get("R", -1), told.get("Z", -1)
             reaper = reaper if reaper > 0 else None
         else:
@@ -166,13 +169,16 @@ class Warden:
             if top == 0:
                 zygote.run(plan, given, kept, contained, join=True)  # never returns
             if plan.get("namespaces"):
+                if namespaces.NAMES[namespaces.CLONE_NEWIPC] in contained:  # kept to empty it (see _finish)
+                    ipc_namespace = namespaces.current("ipc")
                 namespaces.leave(self.home)
             zygote_pid = top
         for fd in fds:
             os.close(fd)
         self.current = {"top": top, "zygote": zygote_pid, "reaper": reaper if os.geteuid() == 0 else None,
                         "uid": uid, "job_dir": plan.get("job_dir"), "status": None,
-                        "pid_namespace": reaper is not None}
+                        "pid_namespace": reaper is not None, "ipc_namespace": ipc_namespace,
+                        "keeper_report": report_r}
         self._tell({"zygote": zygote_pid, "reaper": reaper})
 
     def _hold_memory_cgroup(self, plan):
@@ -225,10 +231,33 @@ class Warden:
         empty = proctree.emptied(os.getpid())
         if current["uid"] is not None and not current["pid_namespace"]:
             empty = self._kill_uid(current["uid"]) and empty
+        empty = self._clear_ipc(current) and empty
         if current["job_dir"]:  # with its container, before the grader hears of it: a grader killed
             cleanup.remove_tree(current["job_dir"])  # now (SIGKILL) leaves no submission in the temp folder
         how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.WEXITSTATUS(status)}
         self._tell({"exited": current["zygote"], **how, "empty": empty})
+
+    def _clear_ipc(self, current):
+        """Remove the System V IPC objects the container left, once its processes are gone; True
+        when none is left (see ipc.py). Its own IPC namespace (root: entered through the descriptor
+        kept; an ordinary user's: emptied by the keeper, which says so as it ends), else the
+        sandbox uid's objects in the machine's namespace. An ordinary user without a namespace has
+        nothing to tell the sandbox's objects from the user's own: seccomp refuses the calls there."""
+        namespace, report = current.pop("ipc_namespace", None), current.pop("keeper_report", None)
+        if namespace is not None:
+            try:
+                return ipc.clear_namespace(namespace, self.home[namespaces.CLONE_NEWIPC])
+            finally:
+                os.close(namespace)
+        if report is not None:
+            told = container.records(report, need=("I",))
+            os.close(report)
+            # A keeper killed with its container (the grader moved on) could not say: its namespace
+            # then has no process left and no descriptor of it is held, so nothing can reach it.
+            return told.get("I", 1) == 1
+        if current["uid"] is not None:
+            return ipc.clear(owner=current["uid"])
+        return True
 
     def _end_current(self):
         """SIGKILL the current container and reap it here, the zygote first: process 1 of its
@@ -300,6 +329,7 @@ class Warden:
         if current:
             if current["uid"] is not None:
                 self._kill_uid(current["uid"])
+            self._clear_ipc(current)
             if current["job_dir"]:
                 cleanup.remove_tree(current["job_dir"])
         os._exit(0)

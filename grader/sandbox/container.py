@@ -7,9 +7,11 @@
               every process of the namespace, in whatever state, and it is reaped only once the
               namespace is empty. As root the warden makes the namespaces and forks the reaper,
               then the zygote (process 2), itself.
-    keeper    an ordinary user's: joins the cgroup, makes a user namespace holding new PID and
-              network namespaces, forks the reaper and the zygote into them, tells the warden
-              their pids, waits for the zygote, then ends the namespace and exits.
+    keeper    an ordinary user's: joins the cgroup, makes a user namespace holding new PID,
+              network and IPC namespaces, forks the reaper and the zygote into them, tells the
+              warden their pids, waits for the zygote, then ends the PID namespace, removes the
+              System V IPC objects left in its IPC namespace (it lives in it; see ipc.py), tells
+              the warden whether any is left, and exits.
 
 Both are forks of the warden: they never run student code and never hold job data. Standard
 library only; the sibling modules are imported by path.
@@ -19,6 +21,7 @@ import os
 import signal
 import struct
 
+import ipc
 import namespaces
 import zygote
 
@@ -27,8 +30,17 @@ _PR_SET_DUMPABLE = 4
 
 
 def keeper(plan, fds, kept, report_w):
-    """An ordinary user's container: the cgroup, a user namespace holding new PID and network
-    namespaces, the reaper and the zygote in them. Exits once the zygote and the namespace are gone."""
+    """An ordinary user's container: the cgroup, a user namespace holding new PID, network and IPC
+    namespaces, the reaper and the zygote in them. Exits once the zygote and the PID namespace are
+    gone and the IPC namespace is emptied; never returns (a fork of the warden must never fall
+    back into the warden's code)."""
+    try:
+        _keep(plan, fds, kept, report_w)
+    finally:
+        os._exit(0)
+
+
+def _keep(plan, fds, kept, report_w):
     _trusted_child({0, 1, 2, report_w, *_zygote_fds(fds), *kept})
     contained = zygote.join_cgroups(plan)
     zygote.prctl(_PR_SET_DUMPABLE, 1)  # its own /proc/self/uid_map is writable only while it is
@@ -46,12 +58,13 @@ def keeper(plan, fds, kept, report_w):
     for fd in _zygote_fds(fds):
         os.close(fd)
     zygote.write_all(report_w, b"R" + struct.pack("=i", reaper_pid) + b"Z" + struct.pack("=i", pid))
-    os.close(report_w)
-    _wait_for(pid)
+    reaped = _reap_until(pid, set())
     if reaper_pid > 0:
-        os.kill(reaper_pid, signal.SIGKILL)
-        _wait_for(reaper_pid)
-    os._exit(0)
+        if reaper_pid not in reaped:  # not reaped yet, so the pid is still the reaper's
+            os.kill(reaper_pid, signal.SIGKILL)
+        _reap_until(reaper_pid, reaped)
+    emptied = ipc.clear() if namespaces.NAMES[namespaces.CLONE_NEWIPC] in contained else True
+    zygote.write_all(report_w, b"I" + struct.pack("=i", int(emptied)))
 
 
 def reaper():
@@ -67,13 +80,14 @@ def reaper():
         signal.sigwait({signal.SIGCHLD})  # blocked, so one that came meanwhile is still pending
 
 
-def _wait_for(pid):
-    while True:
+def _reap_until(pid, reaped):
+    """Reap children until ``pid`` is among ``reaped`` (every pid reaped is added), or none is left."""
+    while pid not in reaped:
         try:
-            if os.waitpid(-1, 0)[0] == pid:
-                return
+            reaped.add(os.waitpid(-1, 0)[0])
         except ChildProcessError:
-            return
+            break
+    return reaped
 
 
 def _trusted_child(keep):

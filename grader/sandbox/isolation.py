@@ -2,10 +2,12 @@
 what it achieved (``isolation`` in every result). Each layer is tried where it may exist and left
 out, with no error, where the kernel or the machine refuses it:
 
-* **a container per zygote**: new PID and network namespaces, made by the warden (an ordinary user's
-  inside a user namespace), and a cgroup the grader made for it (``cgroups.py``); as root,
-  the zygote's uid is the sandbox's alone (``uids.py``), so killing every process of that uid is
-  a container too, the one that holds where namespaces and cgroups are refused (in Docker, say).
+* **a container per zygote**: new PID, network and IPC namespaces, made by the warden (an ordinary
+  user's inside a user namespace), a mount namespace in which the job folder is a tmpfs of the
+  zygote's own (:data:`JOB_FOLDER_MB`, :data:`JOB_FOLDER_FILES`), and a cgroup the grader made
+  for it (``cgroups.py``); as root, the zygote's uid is the sandbox's alone (``uids.py``), so
+  killing every process of that uid (and removing its IPC objects) is a container too, the one
+  that holds where namespaces and cgroups are refused (in Docker, say).
 * **root** (CI, Gradescope, containers): the zygote drops to its sandbox user
   (``GRADER_SANDBOX_UID_BASE`` + slot or the next free one, default 61000 + slot; no /etc/passwd
   entry needed), so it cannot signal or ptrace the grader, read root-only files or exceed
@@ -31,6 +33,10 @@ from grader.sandbox.uids import base as uid_base
 
 NPROC_HEADROOM = 64      # tasks (threads included) a sandbox may have at once, of its own
 FILE_SIZE_MB = 16
+# The job folder as a tmpfs of the container's own (where it has a mount namespace): what all of
+# a submission's files may hold together, in bytes and in files (folders and links included).
+JOB_FOLDER_MB = 64
+JOB_FOLDER_FILES = 4096
 
 
 @record
@@ -40,7 +46,7 @@ class IsolationPlan:
     uid: int | None          # drop to this uid/gid (root only)
     landlock_abi: int        # 0: not available
     nproc: int | None        # tasks of its own a sandbox may have (RLIMIT_NPROC, counted as the kernel does)
-    namespaces: bool = False  # PID and network namespaces per zygote (and a user one for an ordinary user)
+    namespaces: bool = False  # PID, network, IPC and mount namespaces per zygote (and a user one for an ordinary user)
     seccomp: bool = False    # the zygote loads seccomp.py's filter
     cgroups: bool = False    # a cgroup per zygote, where the grader can make one
 
@@ -52,21 +58,17 @@ class IsolationPlan:
         return self.uid is not None or self.landlock_abi >= 1
 
     def prepare_folder(self, job_dir: Path) -> None:
-        """Make the job folder the sandbox's own: 0700, owned by the sandbox user when there is one."""
+        """Make the job folder the sandbox's own: 0700, owned by the sandbox user when there is one
+        (the zygote writes the submission into it, or into the tmpfs it mounts there)."""
         os.chmod(job_dir, 0o700)
         if self.uid is not None:
             os.chown(job_dir, self.uid, self.uid)
 
-    def prepare_file(self, submission: Path) -> None:
-        """Make the submission in the job folder the sandbox's own: 0600, owned likewise."""
-        os.chmod(submission, 0o600)
-        if self.uid is not None:
-            os.chown(submission, self.uid, self.uid)
-
     def child_config(self, job_dir: Path) -> dict:
         """The plan as the warden and the zygote read it (no submission data: see Sandbox.send_job)."""
         config: dict = {"uid": self.uid, "gid": self.uid, "nproc": self.nproc, "file_size_mb": FILE_SIZE_MB,
-                  "namespaces": self.namespaces, "seccomp": self.seccomp, "job_dir": str(job_dir)}
+                        "namespaces": self.namespaces, "seccomp": self.seccomp, "job_dir": str(job_dir),
+                        "job_folder_mb": JOB_FOLDER_MB, "job_folder_files": JOB_FOLDER_FILES}
         if self.landlock_abi:
             config["landlock"] = {"read": list(readable_paths()), "read_write": [str(job_dir), "/dev/null"]}
         return config

@@ -51,8 +51,10 @@ class JobFolder:
         if self._fd is None:
             return
         remove_tree(self.path)
-        os.close(self._fd)
-        self._fd = None
+        # Forgotten before it is closed: a Ctrl-C landing between the two (a KeyboardInterrupt as the
+        # close returns) would otherwise leave it to be closed again by close(), which then raised EBADF.
+        fd, self._fd = self._fd, None
+        os.close(fd)
 
 
 def sweep(parent: str | None = None, now: float | None = None) -> int:

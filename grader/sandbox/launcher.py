@@ -9,6 +9,7 @@ its subtree) and the warden is reused only once it reports that container provab
 
 from __future__ import annotations
 
+import binascii
 import os
 import selectors
 import signal
@@ -306,9 +307,11 @@ class Sandbox:
 
         ``job`` holds the limits and forbidden imports (``commands.job()``); no program. They go to
         the zygote with its plan (it is isolated before its job comes), and its job pipe gets the
-        submission alone. ``source`` is the submission's content as the grader checked it (default:
-        the file's content now), and ``code`` the module compiled from it, which the zygote then runs
-        instead of compiling the file again; its filename should be the submission's name."""
+        submission alone, which the zygote writes into its job folder (the grader writes nothing
+        there: the folder may be a tmpfs of the zygote's own). ``source`` is the submission's
+        content as the grader checked it (default: the file's content now), and ``code`` the module
+        compiled from it, which the zygote then runs instead of compiling the file again; its
+        filename should be the submission's name."""
         if self._closed or self._aborted:
             raise RuntimeError("this sandbox is closed")
         if not self._prestarted_for(job):
@@ -319,15 +322,13 @@ class Sandbox:
         self._prestarted_job = None
         zygote, job_dir = self._current, self.job_dir
         assert zygote is not None and job_dir is not None and self.plan is not None
-        target = job_dir / submission.name
         if source is None:
-            target.write_bytes(submission.read_bytes())
-        else:
-            target.write_bytes(source)  # the bytes the grader checked and compiled, not a later edit
-        self.plan.prepare_file(target)
+            source = submission.read_bytes()
         self.output_limit = job["output_limit"]
         # Programs go out one per run (see run_all()): no program sits in sandbox memory before it runs.
-        config = {"kind": "job", "submission": str(target), "module": module}  # its limits went with the plan
+        # The source is the bytes the grader checked and compiled, not a later edit; its limits went with the plan.
+        config = {"kind": "job", "submission": str(job_dir / submission.name), "module": module,
+                  "source": binascii.b2a_base64(source, newline=False).decode("ascii")}
         if code is not None:
             config["code"] = pack_code(code)
         zygote.send(config)

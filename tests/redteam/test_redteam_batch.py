@@ -1,8 +1,10 @@
-"""Hostile submissions in one ``grader grade`` batch with honest ones graded after them: the honest
-ones get exactly the results they get when graded alone, the hostile ones nothing, the output folder
-holds only what the grader wrote (the attacks aim at it: ``@OUT@`` is the batch's own output
-folder), every report is written, no listener on loopback or on a Unix socket hears anything, and
-no process of a sandbox user is left once the grader has exited."""
+"""Hostile submissions in one ``grader grade`` batch with honest ones graded before and after them:
+the honest ones get exactly the results they get when graded alone, the hostile ones nothing, the
+output folder holds only what the grader wrote (the attacks aim at it: ``@OUT@`` is the batch's own
+output folder), every report is written, no listener on loopback or on a Unix socket hears
+anything, and once the grader has exited nothing of the batch is left: no process of a sandbox
+user, no IPC object, no shared memory, no byte in the temp folder, and a later ``grader check``
+shows nothing of the batch's hidden scenarios."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from .attacks import BY_ID, ROOT
+from .attacks import BY_ID, KERNEL_OBJECTS, ROOT
 from .conftest import ASSIGNMENT, CANARY_TEXT, GRADER, HIDDEN, REFERENCE, sandbox_processes
+from .traces import filled, hidden_in, left_behind, printed, traces
 
 SCHEMA = json.loads((ROOT / "grader" / "schema" / "result.schema.json").read_text())
 UID_BASE = 62200
@@ -31,9 +34,11 @@ HOSTILE = ("files_in_output_folder", "atexit_forgery", "kill_process_groups", "k
            "fork_burst_setsid", "thread_after_return", "memory_bomb", "read_solution", "stdlib_shadow_files",
            "endless_threads", "output_200_mb", "result_pipe_frames", "zombie_leader_strays", "nproc_hog",
            "sockets_everywhere", "flood_huge_forbidden", "flood_tiny_messages", "forged_huge_results",
-           "lone_surrogates", "deep_folders")
-# Honest neighbours sort after every attacker: each is graded after them, in a sandbox they used.
-NEIGHBOURS = ("zz_buggy", "zz_reference", "zz_reference_again")
+           "lone_surrogates", "deep_folders", *(attack.id for attack in KERNEL_OBJECTS))
+# Honest neighbours: one sorts before every attacker, the others after them, each graded in a
+# sandbox they used.
+NEIGHBOURS = ("aa_reference", "zz_buggy", "zz_reference", "zz_reference_again")
+UIDS = range(UID_BASE, UID_BASE + 100)
 STRAY_MARKS = ("STOLEN-BY-", "STRAY-OF-", "torch")
 
 
@@ -49,7 +54,7 @@ def honest(tmp_path_factory) -> dict:
     spec.loader.exec_module(make_buggy)
     buggy = tmp_path_factory.mktemp("honest") / "detach_returns_self.py"
     buggy.write_text(make_buggy.buggy_source("detach_returns_self"))
-    return {"zz_buggy": buggy, "zz_reference": REFERENCE, "zz_reference_again": REFERENCE}
+    return {"aa_reference": REFERENCE, "zz_buggy": buggy, "zz_reference": REFERENCE, "zz_reference_again": REFERENCE}
 
 
 # `grader` as its console script runs it (-I: no working folder on sys.path), saying its own peak RSS.
@@ -77,6 +82,7 @@ def batch(arena, honest, tmp_path_factory):
         (submissions / student).mkdir(parents=True)
         shutil.copy(source, submissions / student / "autodiff.py")
     env = {**os.environ, "GRADER_SANDBOX_UID_BASE": str(UID_BASE), "TMPDIR": str(jobs)}
+    before = traces(UIDS, jobs)
     began = time.monotonic()
     command = [sys.executable, "-I", "-c", _OWN_PEAK, "grade", str(submissions), "--assignment", str(ASSIGNMENT),
                "--solutions", str(HIDDEN),
@@ -89,7 +95,8 @@ def batch(arena, honest, tmp_path_factory):
     peak_kb = next((int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("PEAK_RSS_KB ")), None)
     left = sandbox_processes(UID_BASE, UID_BASE + 100)   # the grader has exited: nothing of it may run on
     yield {"done": done, "out": out, "junit": base / "junit.xml", "jobs": sorted(os.listdir(jobs)),
-           "seconds": seconds, "peak_kb": peak_kb, "left": left}
+           "seconds": seconds, "peak_kb": peak_kb, "left": left, "traces": left_behind(before, UIDS, jobs),
+           "submissions": submissions, "env": env}
     shutil.rmtree(jobs, ignore_errors=True)
 
 
@@ -147,6 +154,50 @@ def test_the_output_folder_holds_only_what_the_grader_wrote(batch, arena):
 def test_nothing_outlives_the_grader(batch):
     assert batch["left"] == [], "processes of the batch's sandbox users outlived the grader"
     assert batch["jobs"] == [], "job folders were left behind"
+
+
+def test_no_kernel_object_shared_memory_or_byte_outlives_the_grader(batch):
+    # 2.4 GB of detached segments, queues holding the hidden programs, 300 semaphore sets a run,
+    # memfds past the memory limit and a job folder filled for a whole time limit: all gone with
+    # their containers (ipcs as before, Shmem back, the temp folder empty).
+    assert batch["traces"] == [], batch["traces"]
+
+
+def _result(batch, attack_id: str) -> dict:
+    return json.loads((batch["out"] / "results" / f"{attack_id}.json").read_text())
+
+
+def test_kernel_objects_stay_in_their_container(batch):
+    made = _result(batch, "shared_memory_left")
+    assert {"ipc-namespace", "mount-namespace", "memory-limit"} <= set(made["isolation"]), made["isolation"]
+    # In an IPC namespace of its own, under the memory limit, the segments are made (and removed
+    # with it), and no other submission's is visible.
+    assert "MADE-SEGMENTS 3" in made["import_stdout"] and "FOUND-SEGMENTS []" in made["import_stdout"]
+    assert "FLOOD 300 semaphore sets 300 queues" in _result(batch, "semaphore_flood")["import_stdout"]
+    dropped = _result(batch, "message_queue_drop_box")["import_stdout"]
+    assert "refused mq_open" in dropped and "DROPBOX []" in dropped, dropped   # mq: RLIMIT_MSGQUEUE is 0
+    assert "memfd stopped PermissionError 1" in _result(batch, "memfd_beyond_the_limit")["import_stdout"]
+    others = printed(_result(batch, "limits_of_other_processes"))
+    assert "refused prlimit 1" in others and "CHANGED" not in others, others
+
+
+def test_the_job_folder_is_bounded_in_bytes_and_in_files(batch):
+    from grader.sandbox.isolation import JOB_FOLDER_FILES, JOB_FOLDER_MB
+    mib, files, errors = filled(_result(batch, "disk_and_inode_filling"))
+    assert mib <= JOB_FOLDER_MB and files <= JOB_FOLDER_FILES and "{28:" in errors, (mib, files, errors)  # ENOSPC
+
+
+@pytest.mark.parametrize("attack_id", ["message_queue_drop_box", "job_pipe_reader_thread", "shared_memory_left"])
+def test_a_later_check_shows_nothing_of_the_batchs_hidden_scenarios(batch, attack_id):
+    # The same file checked again by a student (public scenarios only), with the batch's sandbox
+    # uids: whatever its run kept at its fixed keys, or in segments of its uid, would show here.
+    done = subprocess.run([GRADER, "check", "autodiff.py", "--assignment", str(ASSIGNMENT), "--json", "--seed", "1"],
+                          cwd=batch["submissions"] / attack_id, capture_output=True, text=True, timeout=120,
+                          env=batch["env"])
+    assert done.returncode == 1, done.stderr
+    shown = json.dumps(json.loads(done.stdout))
+    assert not hidden_in(shown), shown[:3000]
+    assert "SEGMENT-OF-" not in shown
 
 
 def test_no_listener_heard_anything(batch, arena):

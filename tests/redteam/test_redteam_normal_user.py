@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from .attacks import BY_ID, ROOT
-from .conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners, sandbox_processes
+from .attacks import BY_ID, KERNEL_OBJECTS, ROOT
+from .conftest import ASSIGNMENT, CANARY_TEXT, HIDDEN, REFERENCE, Arena, Listeners
+from .traces import filled, hidden_in, left_behind, printed, traces
 
 USER = "grader-redteam"
 PYTHON_VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -104,14 +105,15 @@ def listening(student, place):
 
 
 def expected_isolation(student) -> set[str]:
-    """What this kernel lets an ordinary user's sandbox have: a user namespace (with PID and network
-    namespaces in it) where unprivileged ones are allowed, and seccomp where it is built in."""
+    """What this kernel lets an ordinary user's sandbox have: a user namespace (with PID, network,
+    IPC and mount namespaces in it) where unprivileged ones are allowed, and seccomp where it is built in."""
     uid, gid = student
     allowed = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--",
-                              "unshare", "--user", "--pid", "--net", "--fork", "true"], capture_output=True)
+                              "unshare", "--user", "--pid", "--net", "--ipc", "--mount", "--fork", "true"],
+                             capture_output=True)
     names = {"rlimits"}
     if allowed.returncode == 0:
-        names |= {"user-namespace", "pid-namespace", "net-namespace"}
+        names |= {"user-namespace", "pid-namespace", "net-namespace", "ipc-namespace", "mount-namespace"}
     if "Seccomp:" in Path("/proc/self/status").read_text():
         names.add("seccomp")
     return names
@@ -204,40 +206,88 @@ def test_threads_of_the_users_other_programs_do_not_count_against_the_sandbox(st
         busy.wait()
 
 
-def test_a_batch_as_the_user_keeps_neighbours_apart_and_leaves_nothing_running(student, place, listening):
-    # The reference first, then attackers that scan memory for it, leave strays behind (forging
-    # frames, copying pipes, holding every process slot), then honest neighbours: the neighbours'
-    # results are their results alone, and once the grader exits no process of the user is left.
-    from grader import grade_submission, load_assignment
+# The reference first, then attackers that scan memory for it, leave strays behind (forging frames,
+# copying pipes, holding every process slot), leave kernel objects, memory and files behind, then
+# honest neighbours.
+BATCH = ("a_reference", "b_heap_remnants", "c_zombie_leader_strays", "d_nproc_hog", *(
+    f"k_{attack.id}" for attack in KERNEL_OBJECTS), "zz_reference")
+
+
+@pytest.fixture(scope="module")
+def user_batch(student, place, listening):
+    """``grade`` of BATCH as the user, one at a time; what was left once the grader exited."""
     base, python, course, _, _ = place
     uid, gid = student
-    submissions, out = base / "batch" / "submissions", base / "batch" / "out"
-    order = ["a_reference", "b_heap_remnants", "c_zombie_leader_strays", "d_nproc_hog", "zz_reference"]
-    for name in order:
+    submissions, out, temp = base / "batch" / "submissions", base / "batch" / "out", base / "batch" / "tmp"
+    for name in BATCH:
         (submissions / name).mkdir(parents=True)
         attack = name.split("_", 1)[1]
         source = REFERENCE.read_text() if attack == "reference" else _attack_source(place, attack, listening)
         (submissions / name / "autodiff.py").write_text(source)
     out.mkdir(parents=True)
+    temp.mkdir()
     subprocess.run(["chmod", "-R", "a+rwX", str(base / "batch")], check=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(base / "work"), "LANG": "C.UTF-8", "TMPDIR": str(temp)}
+    as_user = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", str(python), "-P", "-m", "grader"]
+    before = traces(range(uid, uid + 1), temp)
     done = subprocess.run(
-        ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", str(python), "-P", "-m", "grader",
-         "grade", str(submissions), "--assignment", str(course / "exercises" / "autodiff"), "--solutions",
+        [*as_user, "grade", str(submissions), "--assignment", str(course / "exercises" / "autodiff"), "--solutions",
          str(course / "solutions" / "autodiff"), "--out", str(out), "--seed", "1", "-j", "1"],
-        cwd=base / "work", capture_output=True, text=True, timeout=600,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(base / "work"), "LANG": "C.UTF-8"})
+        cwd=base / "work", capture_output=True, text=True, timeout=600, env=env)
+    left = left_behind(before, range(uid, uid + 1), temp)
+    results = {name: json.loads((out / "results" / f"{name}.json").read_text()) for name in BATCH}
+    return {"done": done, "left": left, "results": results, "submissions": submissions, "as_user": as_user,
+            "env": env, "course": course}
+
+
+def test_a_batch_as_the_user_keeps_neighbours_apart_and_leaves_nothing_behind(user_batch, listening):
+    # The neighbours' results are their results alone, and once the grader exits nothing of the
+    # batch is left: no process of the user, no IPC object, no shared memory, no byte in the temp folder.
+    from grader import grade_submission, load_assignment
+    done, results = user_batch["done"], user_batch["results"]
     # 1: some submissions "could not be graded" (an attacker's own error), never a crash of ours (3)
     assert done.returncode in (0, 1) and "Error:" not in done.stderr, done.stdout[-3000:] + done.stderr
-    left = sandbox_processes(uid, uid + 1)
-    assert left == [], f"processes of the user outlived the grader: {left}"
+    assert user_batch["left"] == [], f"the batch left, once the grader exited: {user_batch['left']}"
     alone = grade_submission(REFERENCE, load_assignment(ASSIGNMENT, hidden=HIDDEN), seed=1, scope="all").to_dict()
-    results = {name: json.loads((out / "results" / f"{name}.json").read_text()) for name in order}
     for name in ("a_reference", "zz_reference"):
         got = results[name]
         assert (got["score"], got["error"]) == (alone["score"], None), name
         assert {s["id"]: s["status"] for s in got["scenarios"]} == {s["id"]: s["status"] for s in alone["scenarios"]}
         assert "STOLEN" not in json.dumps(got) and "STRAY" not in json.dumps(got)
-    for name in ("b_heap_remnants", "c_zombie_leader_strays", "d_nproc_hog"):
+    for name in BATCH[1:-1]:
         assert results[name]["score"] == 0, name
     assert "ADOPTED" not in results["b_heap_remnants"]["import_stdout"]
     assert listening.received == []
+
+
+def test_kernel_objects_of_a_batch_as_the_user_stay_in_their_container(user_batch):
+    from grader.sandbox.isolation import JOB_FOLDER_FILES, JOB_FOLDER_MB
+    results = user_batch["results"]
+    isolation = set(results["k_shared_memory_left"]["isolation"])
+    assert "ipc-namespace" in isolation and "mount-namespace" in isolation, isolation
+    # No memory cgroup here: seccomp refuses System V IPC (its memory would count against no limit).
+    expected = {"k_shared_memory_left": "refused shmget 1", "k_semaphore_flood": "FLOOD 0 semaphore sets 0 queues",
+                "k_message_queue_drop_box": "refused msgget refused mq_open",
+                "k_job_pipe_reader_thread": "refused shmget",
+                "k_memfd_beyond_the_limit": "memfd stopped PermissionError 1"}
+    if "memory-limit" in isolation:   # a delegated cgroup: then they are let through, in the namespace
+        expected = {"k_memfd_beyond_the_limit": expected["k_memfd_beyond_the_limit"]}
+    for name, said in expected.items():
+        assert said in results[name]["import_stdout"], (name, results[name]["import_stdout"])
+    others = printed(results["k_limits_of_other_processes"])   # process 1 is the reaper, of the user's uid
+    assert "refused prlimit 1 1" in others and "CHANGED" not in others, others
+    mib, files, errors = filled(results["k_disk_and_inode_filling"])
+    assert mib <= JOB_FOLDER_MB and files <= JOB_FOLDER_FILES and "{28:" in errors, (mib, files, errors)  # ENOSPC
+
+
+@pytest.mark.parametrize("attack_id", ["message_queue_drop_box", "job_pipe_reader_thread", "shared_memory_left"])
+def test_a_later_check_as_the_user_shows_nothing_of_the_batchs_hidden_scenarios(user_batch, attack_id):
+    course = user_batch["course"]
+    done = subprocess.run([*user_batch["as_user"], "check", "autodiff.py", "--assignment",
+                           str(course / "exercises" / "autodiff"), "--json", "--seed", "1"],
+                          cwd=user_batch["submissions"] / f"k_{attack_id}", capture_output=True, text=True,
+                          timeout=120, env=user_batch["env"])
+    assert done.returncode == 1, done.stderr
+    shown = json.dumps(json.loads(done.stdout))
+    assert not hidden_in(shown), shown[:3000]
+    assert "SEGMENT-OF-" not in shown
