@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import grader
 from grader.discovery import Discovery, Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
@@ -32,6 +31,7 @@ from grader.scoring import StudentRow, columns_of, max_score_of
 from grader.shard import Shard
 from grader.spec import Assignment
 from grader.submission import sha256_of
+from grader.version import __version__
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, Scope, ShownTo, Visibility
 
 
@@ -137,7 +137,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
         if own and runner is not None:
             runner.close()  # at once: sandboxes still running are killed, their results never written
     ordered = [rows[key] for key in sorted(rows)]
-    manifest = Manifest(assignment.id, assignment.digest, seed, grader.__version__, max_score, columns_of(assignment),
+    manifest = Manifest(assignment.id, assignment.digest, seed, __version__, max_score, columns_of(assignment),
                         {row.student_id: None if row.has_result else row.error for row in ordered},
                         ignored, options.shard, title=assignment.title)
     summary = class_summary(manifest, ordered, complete=not interrupted)
@@ -184,5 +184,5 @@ def _reusable(folder: OutputFolder, item: Found, assignment: Assignment,
         return None
     result = stored[0]
     same = (result.seed == seed and result.assignment_digest == assignment.digest and result.visibility is Scope.ALL
-            and result.grader_version == grader.__version__ and result.submission_sha256 == sha256_of(item.path))
+            and result.grader_version == __version__ and result.submission_sha256 == sha256_of(item.path))
     return stored if same else None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import click
 
-from grader import __version__
+from grader.version import __version__
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ def _count(number: int, noun: str) -> str:
 
 def _writable(path: Path, option: str, folder: bool = False) -> None:
     """Refuse a path that cannot be written before any work starts (a usage error, not a crash)."""
-    from grader import atomic
+    import grader.atomic as atomic
     from grader.errors import UsageError
     problem = atomic.unwritable(path, folder=folder)
     if problem is not None:
@@ -454,7 +454,7 @@ def _writable(path: Path, option: str, folder: bool = False) -> None:
 
 
 def _write_junit(path: Path, results) -> None:
-    from grader import atomic
+    import grader.atomic as atomic
     from grader.report.junit import write_junit_xml
     with atomic.replacing(path) as stream:
         write_junit_xml(results, stream)
@@ -531,7 +531,7 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
     with _errors_to_exit_codes(context):
         import os
 
-        from grader import atomic
+        import grader.atomic as atomic
         from grader.audit import console, json_report, stryker
         from grader.audit.progress import progress_bar
         from grader.audit.run import AuditOptions, run_audit

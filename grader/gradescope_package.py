@@ -31,7 +31,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from grader import atomic
+import grader.atomic as atomic
 from grader.discovery import find_submission
 from grader.errors import GraderError, UsageError
 from grader.loading import load_assignment

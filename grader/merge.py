@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import atomic
+import grader.atomic as atomic
 from grader.errors import UsageError
 from grader.manifest import Manifest, class_summary
 from grader.outdir import OutputFolder

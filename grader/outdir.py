@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from grader import atomic
+import grader.atomic as atomic
 from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
 from grader.manifest import Manifest

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-import grader
 from grader.class_data import UNREADABLE, ClassBuilder, ClassData
 from grader.class_stats import class_statistics
 from grader.errors import UsageError
@@ -33,6 +32,7 @@ from grader.report.lms_gradebooks import (
 from grader.report.student_html import render_student_page
 from grader.results import SubmissionResult
 from grader.roster import read_roster
+from grader.version import __version__
 
 
 @record
@@ -88,7 +88,7 @@ def write_report(out: Path, *, html_path: Path | None = None, with_students: boo
     target = html_path or out / REPORT_FILE
     when = (now or datetime.now(UTC)).astimezone(UTC)
     html = render_report(data, stats, tables=tables,
-                         generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader {grader.__version__} "
+                         generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader {__version__} "
                                    f"from the results in {out.name or out}.",
                          with_students=with_students,
                          students_href=_relative(out / "students", target.parent),
