@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from grader.lms_names import Identity, NameSystem
 from grader.records import record
 from grader.results import ProvidedChange, Status, SubmissionResult
-from grader.scoring import STATUS_CODES, Column, StudentRow, summarize
+from grader.scoring import STATUS_CODES, Column, StudentRow
+from grader.summary import ClassSummary, summarize
 
 UNREADABLE = "its result file cannot be read (damaged or from another grader); rerun grader grade with --force"
 
@@ -119,8 +120,8 @@ class ClassData:
     def identity(self, student_id: str) -> Identity:
         return self.identities.get(student_id) or Identity(NameSystem.PLAIN, student_id)
 
-    def summary(self) -> dict:
-        """:func:`grader.scoring.summarize` over these rows (what ``summary.json`` holds)."""
+    def summary(self) -> ClassSummary:
+        """:func:`grader.summary.summarize` over these rows (what ``summary.json`` holds)."""
         return summarize(self.rows, max_score=self.max_score, columns=self.columns)
 
 
