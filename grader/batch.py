@@ -142,7 +142,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     folder.save_manifest(manifest)  # after the gradebook: a manifest says the gradebook beside it is whole
     rows.clear()                    # the outputs made from OUT alone read the results again
     del ordered
-    announce.completed(Completed(folder))
+    announce.completed(Completed(folder, summary))
     return report
 
 

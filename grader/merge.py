@@ -95,7 +95,7 @@ def merge_outputs(sources: Sequence[Path], out: Path) -> Merged:
     announce = Outputs([GradebookFiles(), report])
     announce.finished(BatchEnd(target, rows, manifest, summary))
     target.save_manifest(manifest)  # after the gradebook, as a batch writes it
-    announce.completed(Completed(target))
+    announce.completed(Completed(target, summary))
     assert report.files is not None
     return Merged(rows, summary, manifest, report.files.html)
 

@@ -196,12 +196,13 @@ class OutputFolder:
                 yield path.name[:-len(".json")], document, modified
 
     def load_class(self, on_result: Callable[[str, SubmissionResult | None], None] | None = None, *,
-                   identities: dict[str, Identity] | None = None) -> ClassData:
-        """The class of this folder, from its results, its summary and the students' ``identities``
-        (None: as stored here; a caller that names no one passes ``{}``); ``on_result(student_id,
-        result)`` is called for each stored result as it is read (None when its document holds no
-        result), so that a caller needing each result reads it once."""
-        builder = ClassBuilder(self.summary(), self.identities() if identities is None else identities)
+                   identities: dict[str, Identity] | None = None, summary: ClassSummary | None = None) -> ClassData:
+        """The class of this folder, from its results, its ``summary`` (None: as stored here) and the
+        students' ``identities`` (None: as stored here; a caller that names no one passes ``{}``);
+        ``on_result(student_id, result)`` is called for each stored result as it is read (None when
+        its document holds no result), so that a caller needing each result reads it once."""
+        builder = ClassBuilder(self.summary() if summary is None else summary.to_dict(),
+                               self.identities() if identities is None else identities)
         # Reading thousands of results makes millions of objects that all stay alive: the cyclic
         # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
         collecting = gc.isenabled()

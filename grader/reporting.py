@@ -19,6 +19,7 @@ from grader.report.class_tables import report_tables
 from grader.report.outputs import Completed, Output
 from grader.report.student_html import render_student_page
 from grader.results import SubmissionResult
+from grader.summary import ClassSummary
 from grader.version import __version__
 
 
@@ -41,18 +42,22 @@ class ClassReport(Output):
         # The students' pages are written while the results are read: each result is read once.
         data = None if self.with_students else done.class_data()
         self.files = write_report(done.folder, html_path=self.html_path, with_students=self.with_students,
-                                  now=self.now, data=data)
+                                  now=self.now, data=data, summary=done.summary)
 
 
 def write_report(folder: OutputFolder, *, html_path: Path | None = None, with_students: bool = False,
-                 now: datetime | None = None, data: ClassData | None = None) -> ReportFiles:
+                 now: datetime | None = None, data: ClassData | None = None,
+                 summary: ClassSummary | None = None) -> ReportFiles:
     """Write ``folder``'s report (``OUT/report.html``, or ``html_path``), its tables
     (``OUT/report/*.csv``) and, ``with_students``, the students' pages (``OUT/students/``);
     ``data``: the class, when it is read already (not with students: their pages are written as
-    it is read)."""
+    it is read); ``summary``: the class's (None: the folder's ``summary.json``)."""
     out = folder.path
     pages = folder.student_pages() if with_students else None
-    title = str(folder.summary().get("title") or "")
+    if summary is None:
+        title = str(folder.summary().get("title") or "")
+    else:
+        title = summary.batch.title if summary.batch is not None else ""
     hidden_shown_to = folder.rendered_with()
     identities = folder.identities() if with_students else {}
 
@@ -65,7 +70,7 @@ def write_report(folder: OutputFolder, *, html_path: Path | None = None, with_st
                 late=identity is not None and identity.late))
 
     if data is None:
-        data = folder.load_class(page, identities=identities)  # the class report itself names no one
+        data = folder.load_class(page, identities=identities, summary=summary)  # the report itself names no one
     stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
     tables = report_tables(data, stats, with_students)
     target = html_path or out / REPORT_FILE

@@ -61,17 +61,17 @@ class BatchEnd:
 
 
 class Completed:
-    """A whole class in ``folder``; :meth:`class_data` reads its stored results, once for every
-    output that asks."""
+    """A whole class in ``folder``, with its ``summary`` (None: the folder's ``summary.json``);
+    :meth:`class_data` reads its stored results, once for every output that asks."""
 
-    def __init__(self, folder: OutputFolder):
-        self.folder = folder
+    def __init__(self, folder: OutputFolder, summary: ClassSummary | None = None):
+        self.folder, self.summary = folder, summary
         self._data: ClassData | None = None
 
     def class_data(self) -> ClassData:
         """The class as :meth:`grader.outdir.OutputFolder.load_class` reads it (identities included)."""
         if self._data is None:
-            self._data = self.folder.load_class()
+            self._data = self.folder.load_class(summary=self.summary)
         return self._data
 
 
