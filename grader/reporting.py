@@ -1,5 +1,6 @@
-"""The class report as an output of a batch: read OUT, render, write. The shell around the pure
-report (:mod:`grader.class_data`, :mod:`grader.class_stats`, :mod:`grader.report.class_html`),
+"""The class report as an output of a batch: read OUT, build the report's view, render, write. The
+shell around the pure report (:mod:`grader.class_data`, the view :mod:`grader.report.class_view`, its
+renderers :mod:`grader.report.class_tables` and :mod:`grader.report.class_html`),
 subscribed by ``grader grade``, ``grader report`` and ``grader merge`` alike
 (:mod:`grader.report.outputs`): nothing is regraded, everything comes from the stored results.
 """
@@ -12,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.class_data import UNREADABLE, ClassData
-from grader.class_stats import class_statistics
 from grader.outdir import REPORT_FILE, OutputFolder
 from grader.report.class_html import render_report
 from grader.report.class_tables import report_tables
+from grader.report.class_view import build_view
 from grader.report.outputs import Completed, Output
 from grader.report.student_html import render_student_page
 from grader.results import SubmissionResult
@@ -71,14 +72,13 @@ def write_report(folder: OutputFolder, *, html_path: Path | None = None, with_st
 
     if data is None:
         data = folder.load_class(page, identities=identities, summary=summary)  # the report itself names no one
-    stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
-    tables = report_tables(data, stats, with_students)
+    view = build_view(data, with_students)
+    tables = report_tables(view)
     target = html_path or out / REPORT_FILE
     when = (now or datetime.now(UTC)).astimezone(UTC)
-    html = render_report(data, stats, tables=tables,
+    html = render_report(view, tables=tables,
                          generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader {__version__} "
                                    f"from the results in {out.name or out}.",
-                         with_students=with_students,
                          students_href=_relative(out / "students", target.parent),
                          csv_href=_relative(out / "report", target.parent))
     folder.save_report(html, ((t.name, t.header, t.csv_rows()) for t in tables.values()), target)
