@@ -117,28 +117,26 @@ class Outputs(Output):
         self.started(start)
 
     def started(self, start: BatchStart) -> None:
-        for output in self.outputs:
-            output.started(start)
+        self._tell("started", start)
 
     def landed(self, landed: Landed) -> None:
-        for output in self.outputs:
-            output.landed(landed)
+        self._tell("landed", landed)
 
     def progress(self, progress: Progress) -> None:
-        for output in self.outputs:
-            output.progress(progress)
+        self._tell("progress", progress)
 
     def finished(self, end: BatchEnd) -> None:
-        for output in self.outputs:
-            output.finished(end)
+        self._tell("finished", end)
 
     def completed(self, done: Completed) -> None:
-        for output in self.outputs:
-            output.completed(done)
+        self._tell("completed", done)
 
     def interrupted(self, progress: Progress) -> None:
+        self._tell("interrupted", progress)
+
+    def _tell(self, hook: str, event: object) -> None:
         for output in self.outputs:
-            output.interrupted(progress)
+            getattr(output, hook)(event)
 
 
 def report_folder(folder: OutputFolder, outputs: Iterable[Output]) -> None:
