@@ -18,6 +18,14 @@ or, on Ctrl-C, ``interrupted(progress)`` and nothing more: no output writes what
 class may. An output overrides the hooks it needs; the others do nothing. ``grader merge``
 announces 4 and 5 for the merged folder, ``grader report`` 1 and 5 for a folder as it is
 (:func:`report_folder`): every file is written by one output, whatever made the results.
+
+Where a new output plugs in: a class of this module's :class:`Output` overriding the hooks it
+needs (a new gradebook format writes its file at ``completed``, as the LMS gradebooks do), listed
+by :meth:`grader.grading.OutputOptions.outputs` or handed to the batch; its options and their
+rules sit with :class:`~grader.grading.OutputOptions`, its refusals in its ``check``. An output
+that must see results otherwise than as stored (an override, a late penalty) is an output
+wrapping the others, changing each event before it passes it on; a rebuild of every output from
+the stored results alone is :func:`report_folder`'s replay.
 """
 
 from __future__ import annotations
