@@ -24,8 +24,9 @@ needs (a new gradebook format writes its file at ``completed``, as the LMS grade
 by :meth:`grader.grading.OutputOptions.outputs` or handed to the batch; its options and their
 rules sit with :class:`~grader.grading.OutputOptions`, its refusals in its ``check``. An output
 that must see results otherwise than as stored (an override, a late penalty) is an output
-wrapping the others, changing each event before it passes it on; a rebuild of every output from
-the stored results alone is :func:`report_folder`'s replay.
+wrapping the others, changing each event before it passes it on. A rerun whose results are all
+reused already makes every output again from the stored results through these hooks (so would a
+regrade of a few students, the others reused).
 """
 
 from __future__ import annotations
