@@ -25,10 +25,10 @@ SANDBOX = {
     "test_sandbox_queue.py", "test_sandbox_recovery.py", "test_sandbox_side_by_side.py", "test_sandbox_startup.py",
 }
 SLOW = {
-    "test_assignment_content.py", "test_batch.py", "test_cli_audit.py", "test_cli_batch_outcomes.py",
-    "test_cli_grade_names.py", "test_cli_notebook.py", "test_cli_release.py", "test_cli_report.py",
-    "test_cluster.py", "test_gradescope_package.py", "test_merge.py", "test_report_browser.py",
-    "test_sandbox_side_by_side.py",
+    "test_assignment_content.py", "test_batch.py", "test_cli_assignment.py", "test_cli_audit.py",
+    "test_cli_batch_outcomes.py", "test_cli_grade_names.py", "test_cli_notebook.py", "test_cli_release.py",
+    "test_cli_report.py", "test_cluster.py", "test_gradescope_package.py", "test_jupyter_check.py", "test_merge.py",
+    "test_report_browser.py", "test_sandbox_side_by_side.py",
 }
 TIERS = {"test_report_browser.py": ("browser",), "test_cluster.py": ("cluster",)}
 
