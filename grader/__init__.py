@@ -10,7 +10,7 @@ The library API (the CLI only wraps it)::
 Heavy modules load lazily, so ``import grader`` stays cheap for the sandbox and the CLI.
 """
 
-__version__ = "0.2.0"
+from grader.version import __version__
 
 __all__ = ["__version__", "load_assignment", "grade_submission", "load_ipython_extension"]
 

@@ -87,6 +87,13 @@ def unwritable(path: Path, folder: bool = False) -> str | None:
     return None
 
 
+def refusal(path: Path, option: str, folder: bool = False) -> str | None:
+    """Why ``path``, given as the command-line ``option``, cannot be written, said as a usage error
+    says it (what to do included); None when it can."""
+    problem = unwritable(path, folder=folder)
+    return None if problem is None else f"{option} {path}: cannot write there: {problem}; choose another path"
+
+
 def remove_leftovers(folder: Path) -> None:
     """Delete temporary files a killed run left behind (they were never renamed into place)."""
     if folder.is_dir():

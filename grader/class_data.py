@@ -1,13 +1,13 @@
-"""A class's results, condensed for its report, and the views the report shows: pure, no I/O.
+"""A class's results, condensed for its report and its gradebooks, and their tallies: pure, no I/O.
 
 :func:`build_class` takes the documents of ``OUT/results`` (read by :mod:`grader.outdir`), the
 batch's ``summary.json`` and the students' identities, and keeps per student what the report
 needs (a :class:`~grader.scoring.StudentRow`, and per scenario its status, duration and any
-misconception), so a class of thousands stays small in memory. The views (:func:`status_mix`,
+misconception), so a class of thousands stays small in memory. The tallies (:func:`status_mix`,
 :func:`misconceptions`, :func:`runtimes`, :func:`isolation_levels`, :func:`provided_changes`,
-:func:`task_scores`) are what the report's tables and plots are made of; every view counts
-graded submissions only (an ungradable one ran nothing), except isolation, which counts every
-result.
+:func:`task_scores`) are what the report's view (:mod:`grader.report.class_view`) is made of, once;
+every tally counts graded submissions only (an ungradable one ran nothing), except isolation,
+which counts every result.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from grader.lms_names import Identity, NameSystem
 from grader.records import record
 from grader.results import ProvidedChange, Status, SubmissionResult
-from grader.scoring import STATUS_CODES, Column, StudentRow, summarize
+from grader.scoring import STATUS_CODES, Column, StudentRow
+from grader.summary import ClassSummary, summarize
 
 UNREADABLE = "its result file cannot be read (damaged or from another grader); rerun grader grade with --force"
 
@@ -102,7 +103,6 @@ class ClassData:
     students: list[StudentRecord]                               # sorted by student id
     ignored: list[dict] = field(default_factory=list)           # summary.json's: {path, why}
     identities: dict[str, Identity] = field(default_factory=dict)
-    views: dict[str, object] = field(default_factory=dict, repr=False, compare=False)   # computed once each
 
     @property
     def rows(self) -> list[StudentRow]:
@@ -119,8 +119,8 @@ class ClassData:
     def identity(self, student_id: str) -> Identity:
         return self.identities.get(student_id) or Identity(NameSystem.PLAIN, student_id)
 
-    def summary(self) -> dict:
-        """:func:`grader.scoring.summarize` over these rows (what ``summary.json`` holds)."""
+    def summary(self) -> ClassSummary:
+        """:func:`grader.summary.summarize` over these rows (what ``summary.json`` holds)."""
         return summarize(self.rows, max_score=self.max_score, columns=self.columns)
 
 
@@ -253,20 +253,9 @@ def _add_summary_scenarios(order: dict[str, ScenarioInfo], summary: dict) -> Non
                                           float(points.get(s["id"]) or 0.0), "public")
 
 
-# --------------------------------------------------------------------------- views
+# --------------------------------------------------------------------------- tallies
 
 
-def _once(view):
-    """A view is computed once per class (the tables and the page both show it)."""
-    def cached(data: ClassData):
-        if view.__name__ not in data.views:
-            data.views[view.__name__] = view(data)
-        return data.views[view.__name__]
-    cached.__name__, cached.__doc__ = view.__name__, view.__doc__
-    return cached
-
-
-@_once
 def status_mix(data: ClassData) -> list[Counter]:
     """Per scenario, how many graded submissions ended in each status."""
     mix: list[Counter] = [Counter() for _ in data.scenarios]
@@ -284,7 +273,6 @@ class Misconception:
     scenarios: tuple[tuple[str, int], ...]  # (scenario id, submissions showing it there), most first
 
 
-@_once
 def misconceptions(data: ClassData) -> list[Misconception]:
     """Every misconception a failure named, with how many submissions showed it and where; most first."""
     students: Counter = Counter()
@@ -308,7 +296,6 @@ class Runtime:
     max: float | None
 
 
-@_once
 def runtimes(data: ClassData) -> list[Runtime]:
     """Per scenario, the wall-clock durations of its runs in graded submissions (seconds)."""
     graded = [(student.status_codes, student.microseconds) for student in data.graded]

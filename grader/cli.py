@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Literal
 
 import click
 
-from grader import __version__
+from grader.version import __version__
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo
 
 if TYPE_CHECKING:
-    from grader.report.lms_gradebooks import GradebookOptions
+    from grader.report.lms_gradebooks import Gradebook, LmsFormat
     from grader.sandbox.launcher import Sandbox
 
 
@@ -220,66 +220,36 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     error, 3 grader bug, 130 interrupted (rerun to resume).
     """
     with _errors_to_exit_codes(context):
-        import contextlib
-        import os
-
-        from grader.batch import BatchOptions, grade_batch
-        from grader.errors import UsageError
-        from grader.isolation_level import Requirement, predicted, shown
-        from grader.loading import find_solutions, load_assignment
-        from grader.outdir import OutputFolder
+        from grader.grading import GradeRequest, OutputOptions, grade_class
+        from grader.isolation_level import Requirement
         from grader.report.gradebook import render_summary
+        from grader.report.lms_files import gradebook_options
         from grader.report.progress import ProgressDisplay
-        from grader.reporting import gradebook_options, write_report
         from grader.shard import Shard
 
-        slice_ = Shard.parse(shard) if shard is not None else None
-        if slice_ is not None and seed is None:
-            raise UsageError(f"--shard {shard} needs --seed: every shard of a class must use the same seed, "
-                             "or grader merge refuses them (any number, e.g. --seed 2026)")
-        _writable(out, "--out", folder=True)
-        if junit is not None:
-            _writable(junit, "--junit")
-        lms_options = gradebook_options(canvas_column, roster, moodle_identity)
-        requirement = Requirement.parse(require_isolation) if require_isolation is not None else None
-        if scheduler is not None and jobs is not None:
-            raise UsageError("-j has no meaning with --scheduler: each worker grades as many submissions at once "
-                             "as it declares sandbox slots (dask worker --resources sandbox=N)")
-        assignment = load_assignment(assignment_dir, hidden=solutions or find_solutions(assignment_dir))
-        if scheduler is None and requirement is not None and not requirement.met_by(predicted()):
-            raise UsageError(f"--require-isolation {requirement}: this machine's sandboxes reach "
-                             f"{shown(predicted())} (docs/security.md says how to run at a stronger level)")
-        options = BatchOptions(jobs=jobs or os.cpu_count() or 1, seed=seed, force=force,
-                               gradescope="gradescope" in output_formats,
-                               hidden_visibility=ShownTo(hidden_visibility), shard=slice_)
-        with contextlib.ExitStack() as stack:
-            executor = None
-            if scheduler is not None:
-                from grader.cluster.executor import DaskExecutor
-                executor = stack.enter_context(DaskExecutor(assignment, scheduler, requirement))
-                executor.connect()  # every refusal before any grading
-            display = ProgressDisplay(sys.stderr, live=sys.stderr.isatty())
-            report = grade_batch(submissions, assignment, out, options, on_update=display.update, executor=executor,
-                                 before_grading=lambda identities: _refuse_empty_gradebooks(
-                                     output_formats, identities, lms_options))
-            display.stop()
-        if report.interrupted:
-            click.echo(f"Interrupted: {_count(report.graded, 'result')} of this run "
-                       f"{'are' if report.graded != 1 else 'is'} saved in {out}"
-                       + (f" ({report.reused} from before)" if report.reused else "")
-                       + f"; {_count(report.left, 'submission')} not graded yet. "
+        request = GradeRequest(
+            submissions, assignment_dir, out, solutions, jobs=jobs, seed=seed, force=force,
+            outputs=OutputOptions(gradescope="gradescope" in output_formats,
+                                  hidden_visibility=ShownTo(hidden_visibility), lms=_lms_formats(output_formats),
+                                  gradebook=gradebook_options(canvas_column, roster, moodle_identity), junit=junit),
+            scheduler=scheduler, require_isolation=Requirement.parse(require_isolation) if require_isolation else None,
+            shard=Shard.parse(shard) if shard is not None else None)
+        graded = grade_class(request, also=[ProgressDisplay(sys.stderr, live=sys.stderr.isatty())])
+        batch = graded.batch
+        if batch.interrupted:
+            click.echo(f"Interrupted: {_count(batch.graded, 'result')} of this run "
+                       f"{'are' if batch.graded != 1 else 'is'} saved in {out}"
+                       + (f" ({batch.reused} from before)" if batch.reused else "")
+                       + f"; {_count(batch.left, 'submission')} not graded yet. "
                        "Rerun the same command to grade the rest.", err=True)
             context.exit(ExitCode.INTERRUPTED)
-        if junit is not None:
-            _write_junit(junit, OutputFolder(out).stored_results(report.rows))
-        click.echo(f"Graded {_count(report.graded, 'submission')} ({report.reused} unchanged since the last run) "
-                   f"with seed {report.seed} into {out}" + (f" (shard {slice_})" if slice_ else "") + "\n")
-        click.echo(render_summary(report.summary), nl=False)
-        failed = bool(report.summary["ungradable"])
-        del report  # its row per student: the class report reads the results again, and holds its own
-        click.echo(f"\nReport: {write_report(out).html}")
-        _write_gradebooks(out, output_formats, lms_options)
-        context.exit(ExitCode.FAILED if failed else ExitCode.OK)
+        click.echo(f"Graded {_count(batch.graded, 'submission')} ({batch.reused} unchanged since the last run) "
+                   f"with seed {batch.seed} into {out}" + (f" (shard {request.shard})" if request.shard else "") + "\n")
+        click.echo(render_summary(batch.summary), nl=False)
+        assert graded.report is not None
+        click.echo(f"\nReport: {graded.report.html}")
+        _show_gradebooks(graded.gradebooks)
+        context.exit(ExitCode.FAILED if batch.summary.ungradable else ExitCode.OK)
 
 
 @main.command(cls=SeveralValuesCommand)
@@ -302,17 +272,15 @@ def report(context: click.Context, out: Path, html_path: Path | None, with_stude
     as CSV in OUT/report/, and on request the students' pages. Nothing is regraded.
     """
     with _errors_to_exit_codes(context):
-        from grader.reporting import gradebook_options, write_report
+        from grader.grading import report_class
+        from grader.report.lms_files import gradebook_options
 
-        if html_path is not None:
-            _writable(html_path, "--out")
-        lms_options = gradebook_options(canvas_column, roster, moodle_identity)
-        from grader.outdir import OutputFolder
-        _refuse_empty_gradebooks(output_formats, OutputFolder(out).identities(), lms_options)
-        files = write_report(out, html_path=html_path, with_students=with_students)
+        files, gradebooks = report_class(out, html_path=html_path, with_students=with_students,
+                                         lms=_lms_formats(output_formats),
+                                         gradebook=gradebook_options(canvas_column, roster, moodle_identity))
         click.echo(f"Report: {files.html}\nTables: {files.tables}/*.csv"
                    + (f"\nStudents' pages: {files.students}/" if files.students else ""))
-        _write_gradebooks(out, output_formats, lms_options)
+        _show_gradebooks(gradebooks)
 
 
 @main.command()
@@ -338,7 +306,7 @@ def merge(context: click.Context, folders: tuple[Path, ...], out: Path) -> None:
                    f"{merged.manifest.seed}) into {out}" + (f"; class report: {merged.report}" if merged.report else "")
                    + "\n")
         click.echo(render_summary(merged.summary), nl=False)
-        context.exit(ExitCode.FAILED if merged.summary["ungradable"] else ExitCode.OK)
+        context.exit(ExitCode.FAILED if merged.summary.ungradable else ExitCode.OK)
 
 
 @main.command("gradescope-package")
@@ -389,28 +357,14 @@ def gradescope_run(context: click.Context, root: Path | None, hidden_visibility:
         click.echo(f"Score: {document['score']:g}")
 
 
-def _lms_formats(output_formats: tuple[str, ...]) -> list:
-    from grader.reporting import LmsFormat
-    return [LmsFormat(name) for name in dict.fromkeys(output_formats) if name in GRADEBOOK_FORMATS[1:]]
+def _lms_formats(output_formats: tuple[str, ...]) -> tuple[LmsFormat, ...]:
+    from grader.report.lms_gradebooks import LmsFormat
+    return tuple(LmsFormat(name) for name in dict.fromkeys(output_formats) if name in GRADEBOOK_FORMATS[1:])
 
 
-def _refuse_empty_gradebooks(output_formats: tuple[str, ...], identities, options: GradebookOptions) -> None:
-    """A usage error, before anything is graded or written, when a gradebook asked for would hold
-    none of these students (Moodle's names without --roster, say)."""
-    from grader.errors import UsageError
-    from grader.reporting import gradebook_refusals
-
-    problems = gradebook_refusals(_lms_formats(output_formats), identities, options)
-    if problems:
-        raise UsageError("\n".join(problems))
-
-
-def _write_gradebooks(out: Path, output_formats: tuple[str, ...], options: GradebookOptions) -> None:
-    """Write the LMS gradebooks asked for, and say where, what each leaves out and why."""
-    from grader.reporting import write_gradebooks
-
-    formats = _lms_formats(output_formats)
-    for path, book in write_gradebooks(out, formats, options) if formats else ():
+def _show_gradebooks(written: list[tuple[Path, Gradebook]]) -> None:
+    """Say where each LMS gradebook asked for was written, what it leaves out and why."""
+    for path, book in written:
         if not book.written:
             click.echo(f"{book.format.label}: not written, no student could be put in it ({book.why_empty})")
             continue
@@ -446,15 +400,15 @@ def _count(number: int, noun: str) -> str:
 
 def _writable(path: Path, option: str, folder: bool = False) -> None:
     """Refuse a path that cannot be written before any work starts (a usage error, not a crash)."""
-    from grader import atomic
+    import grader.atomic as atomic
     from grader.errors import UsageError
-    problem = atomic.unwritable(path, folder=folder)
+    problem = atomic.refusal(path, option, folder=folder)
     if problem is not None:
-        raise UsageError(f"{option} {path}: cannot write there: {problem}; choose another path")
+        raise UsageError(problem)
 
 
 def _write_junit(path: Path, results) -> None:
-    from grader import atomic
+    import grader.atomic as atomic
     from grader.report.junit import write_junit_xml
     with atomic.replacing(path) as stream:
         write_junit_xml(results, stream)
@@ -531,7 +485,7 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
     with _errors_to_exit_codes(context):
         import os
 
-        from grader import atomic
+        import grader.atomic as atomic
         from grader.audit import console, json_report, stryker
         from grader.audit.progress import progress_bar
         from grader.audit.run import AuditOptions, run_audit

@@ -14,8 +14,8 @@ import shlex
 import sys
 from typing import TYPE_CHECKING
 
-import grader
 from grader.errors import UsageError
+from grader.version import __version__
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -32,10 +32,10 @@ def installed() -> Distribution:
     stale) is taken only when no installed ``*.dist-info`` of this version is found."""
     from importlib import metadata
 
-    found = [d for d in metadata.distributions(name=NAME) if d.version == grader.__version__]
+    found = [d for d in metadata.distributions(name=NAME) if d.version == __version__]
     installed_ = [d for d in found if d.read_text("RECORD") is not None]
     if not (installed_ or found):
-        raise UsageError(f"the grader ({NAME} {grader.__version__}) is not installed as a package here, so "
+        raise UsageError(f"the grader ({NAME} {__version__}) is not installed as a package here, so "
                          "its metadata cannot be read: install it with pip (pip install . in its source folder)")
     return (installed_ or found)[0]
 

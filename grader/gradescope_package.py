@@ -31,13 +31,14 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from grader import atomic
+import grader.atomic as atomic
 from grader.discovery import find_submission
 from grader.errors import GraderError, UsageError
 from grader.loading import load_assignment
 from grader.report import gradescope
 from grader.runner import grade_submission
 from grader.spec import HIDDEN_SPEC_FILE, SPEC_FILE, Assignment
+from grader.visibility import hidden_visibility_problem
 from grader.wheel import build_wheel
 
 ROOT_VARIABLE = "GRADER_AUTOGRADER_ROOT"
@@ -211,7 +212,7 @@ def container_memory_mb(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
 
 
 def _check_visibility(assignment: Assignment, hidden_visibility: str) -> None:
-    problem = gradescope.hidden_visibility_problem(
+    problem = hidden_visibility_problem(
         hidden_visibility, sum(s.points for s in assignment.scenarios if s.visibility == "hidden"))
     if problem:
         raise UsageError(problem)

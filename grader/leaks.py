@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.audit.functions import (
     bound_names,
     functions,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from grader import scenario_index
+import grader.scenario_index as scenario_index
 from grader.digests import sha256
 from grader.errors import SpecError
 from grader.provided import FINGERPRINT_FILE, read_fingerprint

@@ -3,19 +3,17 @@
 The students (each with its result in ``results/`` or the reason it has none), the ignored files,
 the scenario columns and maximum score, and what the results must agree on (assignment digest,
 seed, grader version), with the shard the batch graded. Written with the gradebook, so it always
-describes it; ``grader merge`` rebuilds a gradebook and summary from manifests and results alone.
-:func:`class_summary` is the one place a class summary is composed, so a merged summary and a
-batch's own come out byte for byte the same.
+describes it; ``grader merge`` rebuilds a gradebook and summary from manifests and results alone
+(:func:`grader.summary.class_summary` composes both summaries).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from grader.class_stats import class_statistics
 from grader.errors import UsageError
 from grader.records import record
-from grader.scoring import Column, StudentRow, summarize
+from grader.scoring import Column
 from grader.shard import Shard
 
 MANIFEST_VERSION = 1
@@ -83,14 +81,3 @@ def _typed(value: Any, kind: type | tuple[type, ...]) -> Any:
     if not isinstance(value, kind) or isinstance(value, bool):
         raise TypeError(f"unexpected {type(value).__name__} {value!r}")
     return value
-
-
-def class_summary(manifest: Manifest, rows: list[StudentRow], *, complete: bool = True) -> dict:
-    """``summary.json`` of a class: the statistics of ``rows`` over the manifest's columns, then what
-    the batch was (assignment, digest, seed, grader version), whether it is complete, the ignored files."""
-    summary = summarize(rows, max_score=manifest.max_score, columns=manifest.columns)
-    summary["statistics"] = class_statistics(rows, manifest.columns, {c.id: c.points for c in manifest.columns})
-    summary.update(assignment=manifest.assignment, title=manifest.title, assignment_digest=manifest.assignment_digest,
-                   seed=manifest.seed, grader_version=manifest.grader_version, complete=complete,
-                   ignored=[{"path": path, "why": why} for path, why in manifest.ignored])
-    return summary

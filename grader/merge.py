@@ -1,12 +1,15 @@
 """``grader merge``: the output folders of several batches (the shards of a class) made into one.
 
 Reads each folder's manifest and results, never regrades: the merged folder gets every student's
-result file (and Gradescope file, where its batch wrote one), the gradebook, the summary and the
-manifest a single batch of the whole class would have written, byte for byte (both come from
-:func:`grader.manifest.class_summary` and the same gradebook writer), and ``batch.json``, so a later
-``grader grade`` into it resumes. Refused, before anything is written: folders whose results are of
-another assignment digest, seed or grader version; a student in two folders with different results;
-a folder whose last batch did not finish; shards of a class with one missing.
+result file (and Gradescope file, where its batch wrote one), and the gradebook, the summary, the
+manifest and the class report a single batch of the whole class would have written, byte for byte:
+the merge announces the end of the merged class to the outputs a batch writes them with
+(:mod:`grader.report.outputs`), and the summary is :func:`grader.summary.class_summary`'s. And
+``batch.json``, so a later ``grader grade`` into it resumes.
+
+Refused, before anything is written: folders whose results are of another assignment digest, seed
+or grader version; a student in two folders with different results; a folder whose last batch did
+not finish; shards of a class with one missing.
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import atomic
+import grader.atomic as atomic
 from grader.errors import UsageError
-from grader.manifest import Manifest, class_summary
+from grader.manifest import Manifest
 from grader.outdir import OutputFolder
 from grader.records import record
-from grader.report import class_report
+from grader.report.output_files import GradebookFiles
+from grader.report.outputs import BatchEnd, Completed, Outputs
+from grader.reporting import ClassReport
 from grader.results import SubmissionResult
 from grader.scoring import StudentRow
+from grader.summary import ClassSummary, class_summary
 
 IDENTITIES_FILE = "identities.json"   # written by main's batch (issue 19): merged when present
 
@@ -31,9 +37,9 @@ IDENTITIES_FILE = "identities.json"   # written by main's batch (issue 19): merg
 @record
 class Merged:
     rows: list[StudentRow]
-    summary: dict
+    summary: ClassSummary
     manifest: Manifest
-    report: Path | None     # the class report written, when this grader has one
+    report: Path            # the class report written
 
 
 @record
@@ -71,17 +77,27 @@ def merge_outputs(sources: Sequence[Path], out: Path) -> Merged:
     target = OutputFolder(out)
     target.prepare()
     target.record_seed(manifest.assignment, manifest.assignment_digest, manifest.seed)
+    target.record_rendering(None)   # until every result file in it is known to be rendered alike
+    copied = set()
     for student, (source, result, _) in sorted(entries.items()):
         if result is not None:
             _copy(source.folder.result_file(student), target.result_file(student))
+            copied.add(f"{student}.json")
             gradescope = source.folder.gradescope / f"{student}.json"
             if gradescope.is_file():
                 _copy(gradescope, target.gradescope / f"{student}.json")
     _merge_identities(folders, target, set(entries))
     os.sync()  # the copies, each without a sync of its own: one for all is much faster
-    target.save_gradebook(rows, summary, manifest.columns)
-    target.save_manifest(manifest)
-    return Merged(rows, summary, manifest, class_report.rebuild(out))
+    rendered = {source.folder.rendered_with() for source in folders}
+    if len(rendered) == 1 and all(path.name in copied for path in target.results.glob("*.json")):
+        target.record_rendering(rendered.pop())
+    report = ClassReport()
+    announce = Outputs([GradebookFiles(), report])
+    announce.finished(BatchEnd(target, rows, manifest, summary))
+    target.save_manifest(manifest)  # after the gradebook, as a batch writes it
+    announce.completed(Completed(target, summary))
+    assert report.files is not None
+    return Merged(rows, summary, manifest, report.files.html)
 
 
 def _read(sources: Sequence[Path], out: Path) -> list[_Source]:

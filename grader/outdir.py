@@ -3,6 +3,8 @@ is read back on a rerun::
 
     batch.json                 the batch's seed, assignment and digest (a rerun reuses the seed)
     results/<student>.json     one native result per submission (the ``grader check --json`` schema)
+    rendering.json             the options the results' derived view (``tests``) was rendered with,
+                               when every file of results/ has them (:meth:`OutputFolder.rendered_with`)
     gradescope/<student>.json  Gradescope's results.json per submission (with --format gradescope)
     gradebook.csv              one row per student, one column per scenario
     summary.json               class statistics
@@ -21,22 +23,23 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gc
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from grader import atomic
+import grader.atomic as atomic
+from grader.class_data import ClassBuilder, ClassData, result_of
 from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
 from grader.manifest import Manifest
-from grader.report import gradescope as gradescope_report
-from grader.report import json_report
 from grader.report.gradebook import write_csv
 from grader.results import SubmissionResult
 from grader.scoring import Column, StudentRow
 from grader.spec import Plan
+from grader.summary import ClassSummary
 from grader.visibility import ShownTo
 
 STATE_FILE = "batch.json"
@@ -44,6 +47,7 @@ IDENTITIES_FILE = "identities.json"
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.html"
 MANIFEST_FILE = "manifest.json"
+RENDERING_FILE = "rendering.json"
 
 
 class OutputFolder:
@@ -90,29 +94,46 @@ class OutputFolder:
 
     def stored(self, student_id: str) -> SubmissionResult | None:
         """The result stored for a student, or None when there is none (or it cannot be read)."""
-        found = self.stored_document(student_id)
-        return None if found is None else found[0]
-
-    def stored_document(self, student_id: str) -> tuple[SubmissionResult, dict] | None:
-        """The result stored for a student and the document it was read from (whose derived
-        views, such as ``tests``, were rendered with the options of the run that wrote it)."""
         try:
             document = json.loads(self.result_file(student_id).read_text(encoding="utf-8"))
-            result = SubmissionResult.from_dict({k: v for k, v in document.items()
-                                                 if k in SubmissionResult.field_names()})
-            return result, document
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except (OSError, ValueError):
             return None
+        return result_of(document) if isinstance(document, dict) else None
 
     def result_file(self, student_id: str) -> Path:
         return self.results / f"{student_id}.json"
 
-    def save(self, student_id: str, result: SubmissionResult, hidden_shown_to: ShownTo) -> None:
-        atomic.write_text(self.result_file(student_id), json_report.dumps(result, hidden_shown_to))
+    def result_text(self, student_id: str) -> str | None:
+        """The text of a student's result file, or None when there is none (or it cannot be read)."""
+        try:
+            return self.result_file(student_id).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
-    def save_gradescope(self, student_id: str, result: SubmissionResult, hidden_shown_to: ShownTo) -> None:
-        atomic.write_text(self.gradescope / f"{student_id}.json",
-                          gradescope_report.dumps(result, hidden_visibility=hidden_shown_to))
+    def save_result(self, student_id: str, text: str) -> None:
+        atomic.write_text(self.result_file(student_id), text)
+
+    def save_gradescope(self, student_id: str, text: str) -> None:
+        atomic.write_text(self.gradescope / f"{student_id}.json", text)
+
+    def rendered_with(self) -> ShownTo | None:
+        """How every file of ``results/`` shows hidden scenarios in its ``tests`` view, as recorded
+        when they were written; None when that is not known (a batch interrupted while rendering
+        them otherwise, a folder written before the record, one that cannot be read)."""
+        try:
+            document = json.loads((self.path / RENDERING_FILE).read_text(encoding="utf-8"))
+            return ShownTo(document["hidden_visibility"])
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def record_rendering(self, hidden_visibility: ShownTo | None) -> None:
+        """Record how every file of ``results/`` shows hidden scenarios (None: forget it, before
+        any of them is written otherwise)."""
+        path = self.path / RENDERING_FILE
+        if hidden_visibility is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic.write_text(path, json.dumps({"hidden_visibility": hidden_visibility.value}) + "\n")
 
     def drop_gradescope(self) -> None:
         """Remove Gradescope files of an earlier run: this run was not asked for them, and every
@@ -123,10 +144,10 @@ class OutputFolder:
             with contextlib.suppress(OSError):
                 self.gradescope.rmdir()
 
-    def save_gradebook(self, rows: Iterable[StudentRow], summary: dict, columns: tuple[Column, ...]) -> None:
+    def save_gradebook(self, rows: Iterable[StudentRow], summary: ClassSummary, columns: tuple[Column, ...]) -> None:
         with atomic.replacing(self.path / "gradebook.csv") as stream:
             write_csv(rows, stream, columns)
-        atomic.write_text(self.path / SUMMARY_FILE, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        atomic.write_text(self.path / SUMMARY_FILE, json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
     def summary(self) -> dict:
         """The batch's ``summary.json`` (a UsageError when there is none: the batch did not finish)."""
@@ -173,6 +194,28 @@ class OutputFolder:
                 continue
             if isinstance(document, dict):
                 yield path.name[:-len(".json")], document, modified
+
+    def load_class(self, on_result: Callable[[str, SubmissionResult | None], None] | None = None, *,
+                   identities: dict[str, Identity] | None = None, summary: ClassSummary | None = None) -> ClassData:
+        """The class of this folder, from its results, its ``summary`` (None: as stored here) and the
+        students' ``identities`` (None: as stored here; a caller that names no one passes ``{}``);
+        ``on_result(student_id, result)`` is called for each stored result as it is read (None when
+        its document holds no result), so that a caller needing each result reads it once."""
+        builder = ClassBuilder(self.summary() if summary is None else summary.to_dict(),
+                               self.identities() if identities is None else identities)
+        # Reading thousands of results makes millions of objects that all stay alive: the cyclic
+        # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for student_id, document, modified in self.documents():
+                result = builder.add(student_id, document, modified)
+                if on_result is not None:
+                    on_result(student_id, result)
+        finally:
+            if collecting:
+                gc.enable()
+        return builder.build()
 
     def save_report(self, html: str, tables: Iterable[tuple[str, list[str], list[list[str]]]],
                     html_path: Path | None = None) -> Path:

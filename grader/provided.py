@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.digests import sha256
 from grader.records import record
 from grader.results import MODULE_LEVEL, ProvidedChange

@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader import atomic
+import grader.atomic as atomic
 from grader.audit.verdicts import FindingKind
 from grader.errors import GraderError
 from grader.leaks import find_leaks, secrets_of

@@ -1,96 +1,84 @@
-"""The class report from an output folder: read OUT, render, write. The shell around the pure
-report (:mod:`grader.class_data`, :mod:`grader.class_stats`, :mod:`grader.report.class_html`),
-shared by ``grader report``, the end of ``grader grade`` and any tool that rebuilds OUT (a merge of
-sharded batches): nothing is regraded, everything comes from the stored results.
+"""The class report as an output of a batch: read OUT, build the report's view, render, write. The
+shell around the pure report (:mod:`grader.class_data`, the view :mod:`grader.report.class_view`, its
+renderers :mod:`grader.report.class_tables` and :mod:`grader.report.class_html`),
+subscribed by ``grader grade``, ``grader report`` and ``grader merge`` alike
+(:mod:`grader.report.outputs`): nothing is regraded, everything comes from the stored results.
 """
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import grader
-from grader.class_data import UNREADABLE, ClassBuilder, ClassData
-from grader.class_stats import class_statistics
-from grader.errors import UsageError
-from grader.lms_names import Identity
+from grader.class_data import UNREADABLE, ClassData
 from grader.outdir import REPORT_FILE, OutputFolder
-from grader.records import record
-from grader.report import lms_gradebooks
 from grader.report.class_html import render_report
 from grader.report.class_tables import report_tables
-from grader.report.json_report import hidden_shown_as
-from grader.report.lms_gradebooks import (
-    Gradebook,
-    GradebookOptions,
-    LmsFormat,
-    MoodleIdentity,
-    canvas_column_problem,
-)
+from grader.report.class_view import build_view
+from grader.report.outputs import Completed, Output
 from grader.report.student_html import render_student_page
 from grader.results import SubmissionResult
-from grader.roster import read_roster
+from grader.summary import ClassSummary
+from grader.version import __version__
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ReportFiles:
     html: Path
     tables: Path                 # the folder of CSV files
     students: Path | None        # the folder of students' pages, when asked for
 
 
-def load_class(out: Path, on_result: Callable[[str, SubmissionResult | None, dict], None] | None = None, *,
-               identities: dict[str, Identity] | None = None) -> ClassData:
-    """The class of the output folder ``out``, from its results, its summary and the students'
-    ``identities`` (None: read from ``out``; a caller that names no one passes ``{}``);
-    ``on_result(student_id, result, document)`` is called for each stored result as it is read
-    (None when the document holds no result), so that a caller needing each result reads it once."""
-    folder = OutputFolder(out)
-    builder = ClassBuilder(folder.summary(), folder.identities() if identities is None else identities)
-    # Reading thousands of results makes millions of objects that all stay alive: the cyclic
-    # collector's passes over them find nothing and cost a fifth of the time (benchmarks/README.md).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for student_id, document, modified in folder.documents():
-            result = builder.add(student_id, document, modified)
-            if on_result is not None:
-                on_result(student_id, result, document)
-    finally:
-        if collecting:
-            gc.enable()
-    return builder.build()
+class ClassReport(Output):
+    """``OUT/report.html`` (or ``html_path``), its tables and, ``with_students``, the students'
+    pages, once the class is whole; :attr:`files` says where."""
+
+    def __init__(self, html_path: Path | None = None, with_students: bool = False, now: datetime | None = None):
+        self.html_path, self.with_students, self.now = html_path, with_students, now
+        self.files: ReportFiles | None = None
+
+    def completed(self, done: Completed) -> None:
+        # The students' pages are written while the results are read: each result is read once.
+        data = None if self.with_students else done.class_data()
+        self.files = write_report(done.folder, html_path=self.html_path, with_students=self.with_students,
+                                  now=self.now, data=data, summary=done.summary)
 
 
-def write_report(out: Path, *, html_path: Path | None = None, with_students: bool = False,
-                 now: datetime | None = None) -> ReportFiles:
-    """Write ``out``'s report (``OUT/report.html``, or ``html_path``), its tables
-    (``OUT/report/*.csv``) and, ``with_students``, the students' pages (``OUT/students/``)."""
-    folder = OutputFolder(out)
+def write_report(folder: OutputFolder, *, html_path: Path | None = None, with_students: bool = False,
+                 now: datetime | None = None, data: ClassData | None = None,
+                 summary: ClassSummary | None = None) -> ReportFiles:
+    """Write ``folder``'s report (``OUT/report.html``, or ``html_path``), its tables
+    (``OUT/report/*.csv``) and, ``with_students``, the students' pages (``OUT/students/``);
+    ``data``: the class, when it is read already (not with students: their pages are written as
+    it is read); ``summary``: the class's (None: the folder's ``summary.json``)."""
+    out = folder.path
     pages = folder.student_pages() if with_students else None
-    title = str(folder.summary().get("title") or "")
+    if summary is None:
+        title = str(folder.summary().get("title") or "")
+    else:
+        title = summary.batch.title if summary.batch is not None else ""
+    hidden_shown_to = folder.rendered_with()
     identities = folder.identities() if with_students else {}
 
-    def page(student_id: str, result: SubmissionResult | None, document: dict) -> None:
+    def page(student_id: str, result: SubmissionResult | None) -> None:
         if pages is not None and result is not None:
             identity = identities.get(student_id)
-            pages.write(student_id, render_student_page(student_id, result, title=title,
-                                                        display_name=identity.display_name if identity else student_id,
-                                                        hidden_shown_to=hidden_shown_as(document),
-                                                        late=identity is not None and identity.late))
+            pages.write(student_id, render_student_page(
+                student_id, result, title=title, display_name=identity.display_name if identity else student_id,
+                hidden_shown_to=None if hidden_shown_to is None else hidden_shown_to.value,
+                late=identity is not None and identity.late))
 
-    data = load_class(out, page, identities=identities)  # the class report itself names no one
-    stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
-    tables = report_tables(data, stats, with_students)
+    if data is None:
+        data = folder.load_class(page, identities=identities, summary=summary)  # the report itself names no one
+    view = build_view(data, with_students)
+    tables = report_tables(view)
     target = html_path or out / REPORT_FILE
     when = (now or datetime.now(UTC)).astimezone(UTC)
-    html = render_report(data, stats, tables=tables,
-                         generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader {grader.__version__} "
+    html = render_report(view, tables=tables,
+                         generated=f"Made {when:%Y-%m-%d %H:%M} UTC by autodiff-grader {__version__} "
                                    f"from the results in {out.name or out}.",
-                         with_students=with_students,
                          students_href=_relative(out / "students", target.parent),
                          csv_href=_relative(out / "report", target.parent))
     folder.save_report(html, ((t.name, t.header, t.csv_rows()) for t in tables.values()), target)
@@ -107,46 +95,3 @@ def _relative(path: Path, start: Path) -> str:
     """``path`` relative to the folder ``start``, as a URL path ending in '/'."""
     relative = os.path.relpath(path.resolve(), start.resolve())
     return "" if relative == "." else relative.replace(os.sep, "/") + "/"
-
-
-def gradebook_options(canvas_column: str | None, roster: Path | None, moodle_identity: str) -> GradebookOptions:
-    """The options of the LMS gradebooks, the roster file read (a UsageError when it cannot be)."""
-    if canvas_column is not None:
-        problem = canvas_column_problem(canvas_column)
-        if problem:
-            raise UsageError(problem)
-    read = None
-    if roster is not None:
-        try:
-            text = roster.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"--roster {roster}: cannot be read ({error}); export it again as CSV (UTF-8)") from None
-        read = read_roster(text, str(roster))
-    return GradebookOptions(canvas_column, MoodleIdentity(moodle_identity), read)
-
-
-def write_gradebooks(out: Path, formats: list[LmsFormat], options: GradebookOptions,
-                     now: datetime | None = None, data: ClassData | None = None) -> list[tuple[Path, Gradebook]]:
-    """Write each of ``formats``' gradebook into ``out`` (``canvas.csv``, ``moodle.csv``,
-    ``lti-scores.jsonl``, ``moodle-worksheet.csv``), from its stored results; one that would hold no
-    student is not written (``Gradebook.written``), and an earlier run's is removed."""
-    data = data or load_class(out)
-    folder = OutputFolder(out)
-    when = (now or datetime.now(UTC)).astimezone(UTC)
-    written = []
-    for lms in formats:
-        book = lms_gradebooks.render(data, lms, options, when)
-        if book.rows == 0:   # a file its LMS would import nothing from: not written (nor one of an earlier run)
-            book.written = False
-            (out / lms.file_name).unlink(missing_ok=True)
-            written.append((out / lms.file_name, book))
-            continue
-        written.append((folder.save_text(lms.file_name, book.text), book))
-    return written
-
-
-def gradebook_refusals(formats: list[LmsFormat], identities: Mapping[str, Identity],
-                       options: GradebookOptions) -> list[str]:
-    """Why each of ``formats`` would hold none of the students of ``identities`` (before anything
-    is graded or written)."""
-    return [problem for lms in formats if (problem := lms_gradebooks.placement_problem(lms, identities, options))]

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import grader
-from grader import commands
+import grader.commands as commands
 from grader.formats import ReadContext
 from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox.launcher import Sandbox
 from grader.spec import Assignment, Plan, ScenarioPlan, ScenarioSpec
 from grader.submission import Submission, read_submission
+from grader.version import __version__
 from grader.visibility import Scope, Visibility
 
 if TYPE_CHECKING:
@@ -301,6 +301,6 @@ def _result(assignment: Assignment, run: Run, scenarios: tuple[ScenarioResult, .
         assignment=assignment.id, assignment_digest=assignment.digest, submission=str(run.submission.path),
         submission_sha256=run.submission.sha256, seed=run.seed, visibility=run.scope, score=score,
         max_score=max_score, tasks=task_scores(assignment, scenarios), scenarios=scenarios,
-        grader_version=grader.__version__, isolation=run.isolation, timings=timings, error=error,
+        grader_version=__version__, isolation=run.isolation, timings=timings, error=error,
         import_stdout=run.import_output[0], import_stderr=run.import_output[1], provided_changes=changed,
         warnings=run.submission.warnings)

@@ -50,7 +50,7 @@ def _index(text: str) -> list[dict]:
     import symtable
     import textwrap
 
-    from grader import python_ast
+    import grader.python_ast as python_ast
     lines = text.splitlines(keepends=True)
     records = []
     for node, top in _function_nodes(python_ast.parse(text)):

@@ -1,16 +1,14 @@
 """Scores from scenario results: pure arithmetic over data, for one submission and for a class.
 
 For a class, :class:`StudentRow` is what a batch keeps per student (a few hundred bytes whatever the
-feedback), so its memory stays flat in the number of submissions; :func:`summarize` turns rows into
-the class statistics of ``summary.json``.
+feedback), so its memory stays flat in the number of submissions; :mod:`grader.summary` turns rows
+into the class statistics of ``summary.json``.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from array import array
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from grader.records import record
@@ -19,7 +17,6 @@ from grader.results import ScenarioResult, Status, SubmissionResult, TaskScore
 if TYPE_CHECKING:
     from grader.spec import Plan
 
-BINS = 10
 _NOT_RUN = float("nan")
 
 
@@ -29,17 +26,18 @@ def task_scores(plan: Plan, scenarios: tuple[ScenarioResult, ...]) -> tuple[Task
     for task in plan.tasks:
         mine = [s for s in scenarios if s.task == task.id]
         if mine:
-            scores.append(TaskScore(task.id, task.title, _round(sum(s.points for s in mine)),
-                                    _round(sum(s.max_points for s in mine))))
+            scores.append(TaskScore(task.id, task.title, round_points(sum(s.points for s in mine)),
+                                    round_points(sum(s.max_points for s in mine))))
     return tuple(scores)
 
 
 def total(scenarios: tuple[ScenarioResult, ...]) -> tuple[float, float]:
     """(score, max score)."""
-    return _round(sum(s.points for s in scenarios)), _round(sum(s.max_points for s in scenarios))
+    return round_points(sum(s.points for s in scenarios)), round_points(sum(s.max_points for s in scenarios))
 
 
-def _round(value: float) -> float:
+def round_points(value: float) -> float:
+    """Points rounded as every score is (six decimals)."""
     # Points are decimal fractions at most; keep 1/3-style sums readable and stable across runs.
     return round(value, 6)
 
@@ -124,7 +122,7 @@ def columns_of(plan: Plan) -> tuple[Column, ...]:
 
 def max_score_of(plan: Plan) -> float:
     """The points a submission can earn on all of ``plan``'s scenarios."""
-    return _round(sum(s.points for s in plan.scenarios))
+    return round_points(sum(s.points for s in plan.scenarios))
 
 
 _COLUMN_SETS: dict[tuple, tuple[Column, ...]] = {}
@@ -138,42 +136,6 @@ def _columns(key: tuple) -> tuple[Column, ...]:
     return _COLUMN_SETS[key]
 
 
-def summarize(rows: Iterable[StudentRow], *, max_score: float | None = None,
-              columns: tuple[Column, ...] | None = None) -> dict:
-    """The class summary (``OUT/summary.json``): plain data, JSON-ready.
-
-    Keys: ``count``; ``graded`` (how many have a result without error); ``ungradable`` (list of
-    ``{student_id, reason}``); ``max_score`` (the assignment's, when given, else the results');
-    ``mean``, ``median``, ``min``, ``max`` over the graded scores (``None`` when nothing was
-    graded); ``histogram``: ``BINS`` bins over ``0..max_score`` as ``{from, to, count}`` (the last
-    bin includes ``max_score``); ``scenarios``: per scenario (of ``columns`` when given, else the
-    results') ``{id, title, task, passed, total, rate}`` over the graded submissions, lowest rate
-    first (what the class got wrong), ties in assignment order; ``late``: the ids of the students
-    whose submission the LMS marked late.
-    """
-    import statistics  # here: `grader check` adds up one submission's scores, and needs no class statistics
-
-    rows = sorted(rows, key=lambda row: row.student_id)
-    graded = [row for row in rows if row.graded]
-    ungradable = [{"student_id": row.student_id, "reason": row.error} for row in rows if not row.graded]
-    scores = [row.score for row in graded]
-    if max_score is None:
-        max_score = next((row.max_score for row in rows if row.max_score is not None), None)
-    return {
-        "count": len(rows),
-        "graded": len(graded),
-        "ungradable": ungradable,
-        "max_score": max_score,
-        "mean": _round(statistics.fmean(scores)) if scores else None,
-        "median": _round(statistics.median(scores)) if scores else None,
-        "min": min(scores) if scores else None,
-        "max": max(scores) if scores else None,
-        "histogram": _histogram(scores, max_score or 0.0),
-        "scenarios": _pass_rates(list(columns) if columns is not None else scenario_order(rows), graded),
-        "late": [row.student_id for row in rows if row.late],
-    }
-
-
 def scenario_order(rows: list[StudentRow]) -> list[Column]:
     """Scenarios in assignment order: the first error-free result's, then any others' new ones."""
     order: dict[str, Column] = {}
@@ -181,30 +143,3 @@ def scenario_order(rows: list[StudentRow]) -> list[Column]:
         for column in row.columns:
             order.setdefault(column.id, column)
     return list(order.values())
-
-
-def _pass_rates(columns: list[Column], graded: list[StudentRow]) -> list[dict]:
-    passed = dict.fromkeys((column.id for column in columns), 0)
-    total = dict.fromkeys((column.id for column in columns), 0)
-    for row in graded:
-        for column, did in zip(row.columns, row.passed):
-            if column.id not in total:
-                continue
-            total[column.id] += 1
-            passed[column.id] += did
-    rates = [{"id": column.id, "title": column.title, "task": column.task, "passed": passed[column.id],
-              "total": total[column.id],
-              "rate": _round(passed[column.id] / total[column.id]) if total[column.id] else None}
-             for column in columns]
-    # Scenarios nobody could be graded on carry no information: they go last.
-    return sorted(rates, key=lambda r: (r["rate"] is None, r["rate"] or 0.0))
-
-
-def _histogram(scores: list[float], max_score: float) -> list[dict]:
-    width = max_score / BINS
-    bins = [{"from": _round(i * width), "to": _round((i + 1) * width), "count": 0} for i in range(BINS)]
-    for score in scores:
-        # The epsilon keeps 0.3/0.1 == 3 from landing in bin 2; the last bin holds full marks.
-        index = math.floor(score / width + 1e-9) if width > 0 else BINS - 1
-        bins[min(max(index, 0), BINS - 1)]["count"] += 1
-    return bins

@@ -21,7 +21,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.errors import SpecError
 from grader.records import record
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean

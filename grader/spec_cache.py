@@ -29,7 +29,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from grader import atomic, scenario_index
+import grader.atomic as atomic
+import grader.scenario_index as scenario_index
 from grader.spec_yaml import MarkedDict, MarkedList
 
 FORMAT = 3

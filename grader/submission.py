@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import CodeType
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.formats import FormatProblem, ModuleSource, ReadContext, format_of, suffixes
 from grader.formats.source import syntax_error_excerpt
 from grader.records import record

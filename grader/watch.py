@@ -67,7 +67,7 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
     ``render(result, assignment, seconds, problem)`` makes the text shown (``problem``: why the
     assignment could not be loaded, then no result); ``show`` writes it, the screen cleared first
     when ``clear``. A usage error (no such file) is raised before the first run."""
-    from grader import commands
+    import grader.commands as commands
     from grader.checking import assignment_folder, submission_file, trusted_cache
     from grader.loading import load_assignment, read_plan
 

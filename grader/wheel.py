@@ -16,8 +16,7 @@ import zipfile
 from email.parser import HeaderParser
 from pathlib import Path
 
-import grader
-from grader import distribution
+import grader.distribution as distribution
 
 DIST = "autodiff_grader"
 
@@ -26,7 +25,7 @@ def build_wheel() -> tuple[str, bytes]:
     """(file name, bytes) of a py3-none-any wheel of the ``grader`` package as installed."""
     metadata = distribution.metadata_text()
     version = HeaderParser().parsestr(metadata, headersonly=True)["Version"]
-    package = Path(grader.__file__).parent
+    package = Path(__file__).parent
     files: dict[str, bytes] = {}
     for path in sorted(package.rglob("*")):
         if path.is_file() and path.suffix in (".py", ".json") and "__pycache__" not in path.parts:

@@ -1,4 +1,5 @@
-"""Results of the engine-test assignment (tests/fixtures/mini), graded once per session for reporter tests."""
+"""The tiers of the tests (markers by file), and results of the engine-test assignment
+(tests/fixtures/mini), graded once per session for reporter tests."""
 
 import os
 from pathlib import Path
@@ -8,6 +9,40 @@ import pytest
 import grader
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
+
+# Each file's tiers (pyproject.toml registers the markers). A file that starts sandboxes is
+# "sandbox", its own or a session fixture's (correct, wrong, graded_class...); "slow" is what keeps
+# `pytest -m "not slow"` at about a minute on two cores: whole classes, audits, releases, notebooks
+# through the CLI, the red team, the browser and the cluster.
+SANDBOX = {
+    "test_assignment_content.py", "test_assignment_contract.py", "test_batch.py", "test_cli_assignment.py",
+    "test_cli_audit.py", "test_cli_batch_outcomes.py", "test_cli_check.py", "test_cli_grade_names.py",
+    "test_cli_notebook.py", "test_cli_release.py", "test_cli_report.py", "test_cli_watch.py", "test_cluster.py",
+    "test_cluster_envelope.py", "test_executor.py", "test_gradescope_package.py", "test_isolation_level.py",
+    "test_job_folders.py", "test_jupyter_check.py", "test_merge.py", "test_outputs.py", "test_report_browser.py",
+    "test_report_gradebook.py", "test_report_gradescope.py", "test_report_html.py", "test_report_junit.py",
+    "test_runner.py", "test_sandbox_cleanup.py", "test_sandbox_isolation.py", "test_sandbox_prestart.py",
+    "test_sandbox_queue.py", "test_sandbox_recovery.py", "test_sandbox_side_by_side.py", "test_sandbox_startup.py",
+}
+SLOW = {
+    "test_assignment_content.py", "test_batch.py", "test_cli_assignment.py", "test_cli_audit.py",
+    "test_cli_batch_outcomes.py", "test_cli_grade_names.py", "test_cli_notebook.py", "test_cli_release.py",
+    "test_cli_report.py", "test_cluster.py", "test_gradescope_package.py", "test_jupyter_check.py", "test_merge.py",
+    "test_report_browser.py", "test_sandbox_side_by_side.py",
+}
+TIERS = {"test_report_browser.py": ("browser",), "test_cluster.py": ("cluster",)}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        path = item.path
+        if "redteam" in path.parts:
+            names: tuple[str, ...] = ("redteam", "sandbox", "slow")
+        else:
+            names = (*TIERS.get(path.name, ()), *(("sandbox",) if path.name in SANDBOX else ()),
+                     *(("slow",) if path.name in SLOW else ()))
+        for name in names:
+            item.add_marker(name)
 
 
 @pytest.fixture(scope="session", autouse=True)

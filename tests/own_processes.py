@@ -71,3 +71,13 @@ def wait_gone(processes: set[Process], timeout: float = 10.0) -> set[Process]:
         time.sleep(0.05)
         left = alive(left)
     return left
+
+
+def wait_until(condition, timeout: float = 10.0) -> bool:
+    """Wait for ``condition()`` to hold, looking every 20 ms; whether it held within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -1,16 +1,35 @@
 """The class report's pure core on classes made by hand: grader.class_data (the class and its
-views), grader.report.class_html and svg (the page), grader.report.student_html (a student's page)."""
+tallies), grader.report.class_view (the report's view), grader.report.class_html and svg (the page,
+from a view built from a class and from one written by hand), grader.report.student_html (a
+student's page)."""
 
 from __future__ import annotations
 
+import inspect
 import re
+from array import array
+from collections import Counter
+from dataclasses import replace
 
-from grader.class_data import UNREADABLE, build_class, misconceptions, provided_changes, runtimes, status_mix
-from grader.class_stats import class_statistics
-from grader.report import svg
+import grader.class_data
+from grader.class_data import (
+    UNREADABLE,
+    Misconception,
+    Runtime,
+    ScenarioInfo,
+    TaskInfo,
+    build_class,
+    misconceptions,
+    provided_changes,
+    runtimes,
+    status_mix,
+)
+from grader.report import class_html, class_tables, svg
 from grader.report.class_html import render_report
+from grader.report.class_view import ClassView, StudentLine, build_view
 from grader.report.student_html import render_student_page
 from grader.results import Feedback, ProvidedChange, ScenarioResult, Status, SubmissionResult
+from grader.summary import Bin, Ungradable
 from grader.visibility import Scope, Visibility
 
 MIS_A, MIS_B = "detach kept the history", "the tape forgot"
@@ -77,10 +96,8 @@ def test_views_count_graded_submissions():
 
 
 def test_the_page_is_a_function_of_the_data_and_its_plots_are_labelled():
-    data = _class()
-    stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
-    page = render_report(data, stats, generated="Made at noon", with_students=True)
-    assert page == render_report(_class(), stats, generated="Made at noon", with_students=True)
+    page = render_report(build_view(_class(), with_students=True), generated="Made at noon")
+    assert page == render_report(build_view(_class(), with_students=True), generated="Made at noon")
     assert page.count("Made at noon") == 1
     for plot in re.findall(r'<svg role="img" aria-labelledby="([^"]+)"', page):
         title, desc = plot.split()
@@ -106,3 +123,55 @@ def test_a_students_page_shows_public_programs_and_never_hidden_ones():
     assert "title of s3" not in hidden and MIS_B not in hidden and "0 of 1 scenarios passed" in hidden
     error = render_student_page("fay", None, title="T", error="no autodiff.py in fay/")
     assert "could not be graded: no autodiff.py in fay/" in error
+
+
+def _view(**changes) -> ClassView:
+    """A view written by hand: numbers no class of results would give together (so the page can
+    only have read them from here)."""
+    item = {"id": "s1", "task": "t1", "n": 3, "max_points": 4.0, "difficulty": 0.25, "item_rest": -0.5,
+            "flags": ["too hard", "negative discrimination"]}
+    distribution = {"n": 3, "mean": 1.5, "sd": 0.5, "median": 1.0, "min": 0.0, "max": 4.0, "at_zero": 1,
+                    "at_full": 1, "max_score": 4.0}
+    view = ClassView(
+        assignment="hand", title="Made by hand", seed=99, max_score=4.0, submissions=5, graded=3,
+        scenarios=(ScenarioInfo("s1", "the only scenario", "t1", 4.0, "hidden"),),
+        tasks=(TaskInfo("t1", "The task", 4.0),),
+        statistics={"scores": distribution, "alpha": 0.123, "scenarios": [item],
+                    "tasks": [{"id": "t1", "items": 1, "alpha": None, "scores": distribution}]},
+        histogram=(Bin(0.0, 2.0, 2), Bin(2.0, 4.0, 1)), ungradable=(Ungradable("zed", "no file in zed/"),),
+        status_mix=(Counter({Status.PASSED: 1, Status.TIMEOUT: 2}),),
+        misconceptions=(Misconception("confuses the tape with the graph", 7, (("s1", 7),)),),
+        runtimes=(Runtime("s1", 3, 0.0425, 0.05, 0.0625),), isolation=((("rlimits", "seccomp"), 4),),
+        provided_recorded=False, provided_changes=(), task_scores={"t1": array("d", [0.0, 4.0, 0.5])},
+        ignored=(("notes.txt", "not a .py"),),
+        students=(StudentLine("ann_1", "Ann One", 4.0, 4.0, "graded", True, 1, 0),))
+    return replace(view, **changes)
+
+
+def test_the_page_renders_a_view_written_by_hand():
+    page = render_report(_view(), generated="Made by hand at noon", csv_href="tables/")
+    assert "<title>Class report: Made by hand</title>" in page
+    assert "Assignment <code>hand</code>, seed 99: 5 submissions, 3 graded, out of 4 points." in page
+    assert 'data-label="confuses the tape with the graph" data-value="7"' in page   # the misconception plot
+    assert "s1: too hard, negative discrimination" in page                         # the scatter's description
+    assert ">42.5 ms<" in page and ">62.5 ms<" in page                            # runtime: median, longest
+    assert "α = 0.12" in page and "rlimits, seccomp" in page and "no file in zed/" in page
+    assert "Not recorded (results before schema version 2 do not record them)." in page
+    assert '<a href="students/ann_1.html">ann_<wbr>1</a>' not in page           # a sortable table: no <wbr>
+    assert '<a href="students/ann_1.html">ann_1</a>' in page and '<a href="tables/scores.csv">' in page
+    assert "Scores on task The task" in page and "0–0.4: 1" in page             # the task's own histogram
+    without = render_report(_view(students=None, provided_recorded=True), generated="-")
+    assert "ann_1" not in without and "No submission changed the provided engine." in without
+    tables = class_tables.report_tables(_view())
+    assert tables["scenarios"].csv_rows() == [["s1", "the only scenario", "t1", "hidden", "4", "3", "1", "0", "0",
+                                               "2", "0", "0", "0", "0.25", "-0.5",
+                                               "too hard, negative discrimination"]]
+
+
+def test_the_renderers_read_only_the_view():
+    """No renderer calls back into the class's data: they import nothing from grader.class_data but
+    the types a view is made of."""
+    for module in (class_html, class_tables, svg):
+        taken = {name for name, value in vars(module).items()
+                 if getattr(value, "__module__", None) == grader.class_data.__name__}
+        assert all(inspect.isclass(vars(module)[name]) for name in taken), (module.__name__, taken)

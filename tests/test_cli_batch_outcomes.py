@@ -82,9 +82,16 @@ def test_a_rerun_renders_what_this_run_asks_for_from_stored_results(tmp_path):
     out = tmp_path / "out"
     assert grade(folder, out, "--seed", "3").returncode == 0  # bob's stub scores 0, and was graded
     assert not (out / "gradescope").exists()
+    assert json.loads((out / "rendering.json").read_text()) == {"hidden_visibility": "after_published"}
+    written = {path.name: path.stat().st_mtime_ns for path in (out / "results").glob("*.json")}
+    (out / "rendering.json").unlink()   # not known: a rerun with the same options renders again, writes nothing
+    assert grade(folder, out).returncode == 0
+    assert {path.name: path.stat().st_mtime_ns for path in (out / "results").glob("*.json")} == written
+    assert json.loads((out / "rendering.json").read_text()) == {"hidden_visibility": "after_published"}
     rerun = grade(folder, out, "--format", "gradescope", "--hidden-visibility", "after_due_date",
                   "--junit", str(out / "junit.xml"))
     assert "(2 unchanged since the last run)" in rerun.stdout
+    assert json.loads((out / "rendering.json").read_text()) == {"hidden_visibility": "after_due_date"}
     for student in ("alice", "bob"):
         document = json.loads((out / "gradescope" / f"{student}.json").read_text())
         hidden = [t for t in document["tests"] if t["visibility"] != "visible"]

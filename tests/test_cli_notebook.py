@@ -14,8 +14,11 @@ import sys
 import sysconfig
 from pathlib import Path
 
-import nbformat
 import pytest
+
+pytest.importorskip("nbformat", reason="the notebook tests need the [notebook] extra (part of [test])")
+
+import nbformat
 from buggy_fixtures import BUGGY
 from notebook_fixtures import dumps, notebook, widget_cell, with_image
 

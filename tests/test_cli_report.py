@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 from conftest import MOODLE_WORKSHEET
 
+from grader.outdir import OutputFolder
 from grader.reporting import write_report
 
 GRADER = [sys.executable, "-m", "grader"]
@@ -51,8 +52,8 @@ def test_the_page_is_self_contained_small_and_deterministic(graded_class, tmp_pa
     assert references and all(r.startswith(("#", "data:", "report/", "students/")) for r in references), references
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html
     assert len(html.encode()) < 300_000
-    first = write_report(out, html_path=tmp_path / "a.html", now=datetime(2030, 1, 2, 3, 4, tzinfo=UTC))
-    second = write_report(out, html_path=tmp_path / "b.html", now=datetime(2031, 5, 6, 7, 8, tzinfo=UTC))
+    first = write_report(OutputFolder(out), html_path=tmp_path / "a.html", now=datetime(2030, 1, 2, 3, 4, tzinfo=UTC))
+    second = write_report(OutputFolder(out), html_path=tmp_path / "b.html", now=datetime(2031, 5, 6, 7, 8, tzinfo=UTC))
     a, b = first.html.read_text().splitlines(), second.html.read_text().splitlines()
     assert len(a) == len(b)
     differing = [(x, y) for x, y in zip(a, b) if x != y]

@@ -24,6 +24,7 @@ import dask
 from cluster_poison import MARKER
 from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import SchedulerPlugin
+from own_processes import wait_until
 
 import grader.sandbox.spawn
 from grader.cluster.executor import DIED_TWICE
@@ -156,9 +157,8 @@ def test_a_worker_killed_midway_leaves_a_complete_identical_gradebook(cluster, l
     assert results_in(out) == 24 and "Graded 24 submissions (0 unchanged since the last run)" in stdout
     for name in DERIVED:
         assert (out / name).read_bytes() == (local["plain"] / name).read_bytes(), name
-    time.sleep(0.5)
-    assert wardens and not [pid for pid in wardens if Path(f"/proc/{pid}").exists()], \
-        "the killed worker's sandboxes died with it"
+    assert wardens and wait_until(lambda: not [pid for pid in wardens if Path(f"/proc/{pid}").exists()],
+                                  timeout=5), "the killed worker's sandboxes died with it"
 
 
 def test_a_submission_that_kills_its_workers_is_one_error_row(cluster, local_runs, tmp_path):

@@ -10,6 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("nbformat", reason="the notebook tests need the [notebook] extra (part of [test])")
+
 import nbformat
 
 from grader.formats.notebook import read_notebook

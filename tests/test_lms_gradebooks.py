@@ -13,13 +13,13 @@ import pytest
 from grader.class_data import build_class
 from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
+from grader.report.lms_files import render
 from grader.report.lms_gradebooks import (
     CANVAS_TITLE_AND_ID,
     GradebookOptions,
     LmsFormat,
     MoodleIdentity,
     canvas_column_problem,
-    render,
 )
 from grader.results import Feedback, ScenarioResult, Status, SubmissionResult
 from grader.roster import read_roster

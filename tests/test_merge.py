@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -11,8 +10,6 @@ from pathlib import Path
 
 import pytest
 from classes import ASSIGNMENT, mixed_class
-
-from grader.report import class_report
 
 GRADER = [sys.executable, "-m", "grader"]
 DERIVED = ("gradebook.csv", "summary.json")
@@ -122,11 +119,3 @@ def test_a_shard_needs_a_seed_and_a_valid_form(graded, tmp_path):
     assert done.returncode == 2 and "numbered 1 to N" in done.stderr
 
 
-def test_the_class_report_hook():
-    """Issue 19's report, once merged in, must be reachable through the one function merge calls."""
-    if importlib.util.find_spec(class_report.REPORT_MODULE) is None:
-        assert class_report.rebuild(Path("/nonexistent")) is None
-    else:
-        module = importlib.import_module(class_report.REPORT_MODULE)
-        assert callable(getattr(module, class_report.REPORT_FUNCTION, None)), (
-            f"{class_report.REPORT_MODULE} must offer {class_report.REPORT_FUNCTION}(out): grader merge calls it")

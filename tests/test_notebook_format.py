@@ -5,8 +5,11 @@ import json
 import tempfile
 from pathlib import Path
 
-import nbformat
 import pytest
+
+pytest.importorskip("nbformat", reason="the notebook tests need the [notebook] extra (part of [test])")
+
+import nbformat
 from notebook_fixtures import dumps, notebook, widget_cell, with_image
 
 from grader.formats.cell_statements import CellPolicy

@@ -4,8 +4,11 @@ validate (what runs without one), on valid and broken notebooks."""
 import copy
 import json
 
-import nbformat
 import pytest
+
+pytest.importorskip("nbformat", reason="the notebook tests need the [notebook] extra (part of [test])")
+
+import nbformat
 from notebook_fixtures import dumps, notebook, widget_cell, with_image
 
 from grader.formats.notebook_schema import schema_problem

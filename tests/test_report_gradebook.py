@@ -10,7 +10,7 @@ import pytest
 import grader
 from grader.report.gradebook import gradebook_rows, render_summary, write_csv
 from grader.scoring import StudentRow as Row
-from grader.scoring import summarize
+from grader.summary import Bin, PassRate, Ungradable, summarize
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 HEADER = ["student_id", "score", "max_score", "status", "late", "provided_changes", "square_values", "grad_values",
@@ -62,28 +62,33 @@ def test_csv_round_trip(entries):
 def test_no_entries():
     assert gradebook_rows([]) == (["student_id", "score", "max_score", "status", "late", "provided_changes"], [])
     summary = summarize([])
-    assert summary["count"] == 0 and summary["mean"] is None and summary["scenarios"] == []
+    assert summary.count == 0 and summary.mean is None and summary.scenarios == ()
     assert "0 of 0" in render_summary(summary)
 
 
 def test_summary(entries):
     summary = summarize(entries)
-    json.dumps(summary, allow_nan=False)  # JSON-ready
-    assert (summary["count"], summary["graded"], summary["max_score"]) == (6, 3, 6)
-    assert {u["student_id"] for u in summary["ungradable"]} == {"bob", "@ann", "erin"}
-    assert {"student_id": "bob", "reason": "two submissions for student id bob"} in summary["ungradable"]
-    assert (summary["min"], summary["median"], summary["max"]) == (1, 4, 6)
-    assert summary["mean"] == pytest.approx(11 / 3)
-    assert summary["late"] == ["bob", "dan"]
+    document = summary.to_dict()
+    json.dumps(document, allow_nan=False)  # JSON-ready
+    assert list(document) == ["count", "graded", "ungradable", "max_score", "mean", "median", "min", "max",
+                              "histogram", "scenarios", "late"]
+    assert (summary.count, summary.graded, summary.max_score) == (6, 3, 6)
+    assert {u.student_id for u in summary.ungradable} == {"bob", "@ann", "erin"}
+    assert Ungradable("bob", "two submissions for student id bob") in summary.ungradable
+    assert {"student_id": "bob", "reason": "two submissions for student id bob"} in document["ungradable"]
+    assert (summary.min, summary.median, summary.max) == (1, 4, 6)
+    assert summary.mean == pytest.approx(11 / 3)
+    assert summary.late == ("bob", "dan")
     assert "Marked late by the LMS (2): bob, dan" in render_summary(summary)
-    histogram = summary["histogram"]
-    assert len(histogram) == 10 and histogram[0]["from"] == 0 and histogram[-1]["to"] == 6
-    assert [b["count"] for b in histogram] == [0, 1, 0, 0, 0, 0, 1, 0, 0, 1]  # 1 -> [0.6, 1.2), 6 -> last
-    rates = [(s["id"], s["passed"], s["total"]) for s in summary["scenarios"]]
+    histogram = summary.histogram
+    assert len(histogram) == 10 and histogram[0].low == 0 and histogram[-1].high == 6
+    assert [b.count for b in histogram] == [0, 1, 0, 0, 0, 0, 1, 0, 0, 1]  # 1 -> [0.6, 1.2), 6 -> last
+    assert document["histogram"][1] == {"from": 0.6, "to": 1.2, "count": 1} and histogram[1] == Bin(0.6, 1.2, 1)
+    rates = [(s.id, s.passed, s.total) for s in summary.scenarios]
     assert rates == [("square_values", 1, 3), ("grad_values", 2, 3), ("fresh_state", 3, 3)]
-    assert summary["scenarios"][0] | {"rate": None} == {
-        "id": "square_values", "title": "square(x) on random x", "task": "values",
-        "passed": 1, "total": 3, "rate": None}
+    assert summary.scenarios[0].rate == pytest.approx(1 / 3)
+    assert summary.scenarios[0] == PassRate("square_values", "square(x) on random x", "values", 1, 3,
+                                            summary.scenarios[0].rate)
 
 
 def test_render_summary(entries):

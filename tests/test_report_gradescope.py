@@ -9,6 +9,7 @@ import pytest
 
 from grader.report import gradescope
 from grader.results import Status
+from grader.visibility import hidden_visibility_problem
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -99,8 +100,8 @@ def test_hidden_is_refused_while_hidden_scenarios_carry_points(correct):
                                                      if s.id == "fresh_state" else s for s in free.scenarios))
     document = gradescope.to_results_json(free, hidden_visibility="hidden")
     validate(document)
-    assert gradescope.hidden_visibility_problem("hidden", 0) is None
-    assert "after_published" in gradescope.hidden_visibility_problem("hidden", 0.5)
+    assert hidden_visibility_problem("hidden", 0) is None
+    assert "after_published" in hidden_visibility_problem("hidden", 0.5)
 
 
 def test_unknown_visibility_is_refused(correct):

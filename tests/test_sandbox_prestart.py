@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from own_processes import wait_until
 
 from grader import commands, load_assignment
 from grader.sandbox import proctree
@@ -66,9 +67,11 @@ def test_a_prestarted_zygote_that_died_while_waiting_is_replaced(mini):
     with Sandbox() as box:
         box.prestart(commands.job(mini))
         waiting = _waiting_zygote(box)
-        for pid in _descendants(box.process.pid):   # the zygote and whatever contains it
+        killed = _descendants(box.process.pid)      # the zygote and whatever contains it
+        for pid in killed:
             os.kill(pid, signal.SIGKILL)
-        time.sleep(0.3)   # the warden reaps them and says so
+        # Reaped (the warden waits for them, and reports it), they leave /proc.
+        assert wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in killed))
         _check_one(box, mini)
         assert box._zygote != waiting
 

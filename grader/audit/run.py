@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import grader
-from grader import python_ast
-from grader.audit import misconceptions, mutants_file, operators
+import grader.audit.misconceptions as misconceptions
+import grader.audit.mutants_file as mutants_file
+import grader.audit.operators as operators
+import grader.python_ast as python_ast
 from grader.audit.analysis import analyse
 from grader.audit.functions import functions
 from grader.audit.mutant import Mutant
@@ -30,6 +31,7 @@ from grader.records import record
 from grader.results import SubmissionResult
 from grader.spec import SPEC_FILE, Assignment, ScenarioSpec
 from grader.spec_yaml import SpecErrors, did_you_mean
+from grader.version import __version__
 from grader.visibility import Scope
 
 DEFAULT_SEEDS = 20
@@ -97,7 +99,7 @@ def run_audit(options: AuditOptions, on_progress: Callable[[AuditProgress], None
         misconception_keys=known.key_of(), provided_task=provided_task(assignment),
         timings={"reference": round(reference_seconds, 3), "mutants": round(total - reference_seconds, 3),
                  "total": round(total, 3)},
-        grader_version=grader.__version__)
+        grader_version=__version__)
 
 
 def _all_mutants(options: AuditOptions, assignment: Assignment, solutions: Path, reference: str,

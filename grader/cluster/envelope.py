@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 from enum import Enum
 
-import grader
 from grader.errors import GraderError
 from grader.isolation_level import Requirement, shown
 from grader.records import record
 from grader.results import SubmissionResult
 from grader.spec import Assignment
+from grader.version import __version__
 from grader.visibility import Scope
 
 ENVELOPE_VERSION = 1
@@ -70,7 +70,7 @@ def read_result(text: object, expected: Expected, name: str) -> SubmissionResult
     failure the worker reported as a bug."""
     if not isinstance(text, str):
         raise WorkerRefused(f"a worker sent back a {type(text).__name__} for {name}, not JSON text: is it running "
-                            f"this grader ({grader.__version__})?")
+                            f"this grader ({__version__})?")
     if len(text) > MAX_BYTES:
         raise WorkerRefused(f"a worker sent back {len(text):,} characters for {name}, more than any result")
     try:
@@ -78,7 +78,7 @@ def read_result(text: object, expected: Expected, name: str) -> SubmissionResult
     except ValueError as error:
         raise WorkerRefused(f"a worker sent back something that is not strict JSON for {name}: {error}") from None
     if not isinstance(message, dict) or message.get("envelope") != ENVELOPE_VERSION:
-        raise WorkerRefused(f"a worker sent back a message this grader ({grader.__version__}) does not read for "
+        raise WorkerRefused(f"a worker sent back a message this grader ({__version__}) does not read for "
                             f"{name}: install the same grader on every machine")
     worker = str(message.get("worker", "a worker"))
     if "failure" in message:
@@ -106,7 +106,7 @@ def _mismatch(result: SubmissionResult, expected: Expected) -> str | None:
     """What is wrong with ``result`` for what was asked, or None."""
     assignment = expected.assignment
     asked = (assignment.id, assignment.digest, expected.seed, expected.scope, expected.submission_sha256,
-             grader.__version__)
+             __version__)
     got = (result.assignment, result.assignment_digest, result.seed, result.visibility, result.submission_sha256,
            result.grader_version)
     names = ("assignment", "assignment digest", "seed", "scope", "submission content", "grader version")

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from grader.errors import UsageError
+from grader.version import __version__
 
 try:
     import dask
@@ -48,7 +49,6 @@ except ImportError as missing:  # the extra is not installed
     raise UsageError(f"--scheduler needs the dask extra ({missing.name} is not installed): "
                      f"{install_command('dask')}") from None
 
-import grader
 from grader.cluster import worker as remote
 from grader.cluster.envelope import Expected, WorkerRefused, read_result
 from grader.digests import sha256
@@ -183,11 +183,11 @@ class DaskExecutor:
         """The isolation of the worker at ``address`` (its probe's answer: ``text``), or why it is refused."""
         if not isinstance(text, str):
             raise UsageError(f"worker {address} could not say what it grades with ({text!r}): is this grader "
-                             f"({grader.__version__}, with its [dask] extra) installed there?")
+                             f"({__version__}, with its [dask] extra) installed there?")
         info = json.loads(text)
-        if info["grader_version"] != grader.__version__:
+        if info["grader_version"] != __version__:
             raise UsageError(f"worker {address} runs grader {info['grader_version']}, this client "
-                             f"{grader.__version__}: install the same grader on every machine")
+                             f"{__version__}: install the same grader on every machine")
         if info["slots"] < 1:
             raise UsageError(f"worker {address} declares no sandbox slots: start it with {WORKER_HELP}")
         level = tuple(info["isolation"])
@@ -287,7 +287,7 @@ class DaskExecutor:
 def task_key(name: str, content_sha: str, digest: str, seed: int, scope: Scope) -> str:
     """A grading task's key: the resume key (content, assignment, seed, grader) with the file's name,
     which shows in feedback ("carol.py, line 1"), and the scope."""
-    text = "\0".join((name, content_sha, digest, str(seed), scope.value, grader.__version__))
+    text = "\0".join((name, content_sha, digest, str(seed), scope.value, __version__))
     return "grade-" + sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from distributed import WorkerPlugin, get_worker
 
-import grader
 from grader.cluster import slots
 from grader.cluster.envelope import FailureKind, failure_message, result_message
 from grader.executor import SandboxPool, grade_lent
 from grader.isolation_level import predicted
 from grader.loading import AssignmentFiles
 from grader.spec import Assignment
+from grader.version import __version__
 from grader.visibility import Scope
 
 RESOURCE = "sandbox"              # the worker resource: one unit per sandbox
@@ -104,7 +104,7 @@ def _sandboxes(worker) -> SandboxPool:
 def probe(dask_worker) -> str:
     """What this worker grades with, as JSON text: the grader's version, its sandbox slots and
     threads, and the isolation its sandboxes will reach (as they would decide it)."""
-    return json.dumps({"grader_version": grader.__version__,
+    return json.dumps({"grader_version": __version__,
                        "slots": dask_worker.state.total_resources.get(RESOURCE, 0),
                        "threads": dask_worker.state.nthreads,
                        "isolation": list(predicted())})

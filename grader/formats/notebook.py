@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.formats.cell_statements import CellPolicy, Names, select_statements
 from grader.formats.dropped import Dropped
 from grader.formats.ipython_syntax import strip_ipython

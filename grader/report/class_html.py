@@ -1,10 +1,10 @@
 """The class report (``OUT/report.html``): one self-contained HTML page, a pure function of the
-class's data (:mod:`grader.class_data`) and its statistics (:mod:`grader.class_stats`).
+report's view (:class:`~grader.report.class_view.ClassView`: every table and series it shows).
 
 Self-contained and offline: the styles, the plots (inline SVG, :mod:`grader.report.svg`) and a
 short script are in the page; it names no other resource, so opening it makes no request. The
 script only adds sorting to the table of students: every table reads the same without it. The
-same data gives the same bytes, apart from the one line that says when it was made.
+same view gives the same bytes, apart from the one line that says when it was made.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
 
-from grader.class_data import ClassData, misconceptions, runtimes, status_mix, task_scores
 from grader.class_stats import TOO_EASY, TOO_HARD, WEAK_DISCRIMINATION
 from grader.report import svg
-from grader.report.class_tables import STATUSES, Kind, Table, html_cell, report_tables
+from grader.report.class_tables import NOT_RECORDED, STATUSES, Kind, Table, html_cell, report_tables
+from grader.report.class_view import ClassView
 from grader.results import Status
 
 STATUS_COLOURS = {  # Okabe-Ito
@@ -88,26 +88,26 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """
 
 
-def render_report(data: ClassData, stats: dict, *, generated: str, with_students: bool = False,
-                  students_href: str = "students/", csv_href: str = "report/",
+def render_report(view: ClassView, *, generated: str, students_href: str = "students/", csv_href: str = "report/",
                   tables: dict[str, Table] | None = None) -> str:
-    """The report page. ``generated``: the one line that may differ between two renders of the
-    same data (when it was made); ``students_href``, ``csv_href``: where the students' pages and
-    the CSV files are, relative to the page; ``tables``: :func:`report_tables` of the same data,
-    when the caller has them already."""
+    """The report page of ``view`` (with the table of students when the view has them).
+    ``generated``: the one line that may differ between two renders of the same view (when it was
+    made); ``students_href``, ``csv_href``: where the students' pages and the CSV files are,
+    relative to the page; ``tables``: :func:`report_tables` of the same view, when the caller has
+    them already."""
     if tables is None:
-        tables = report_tables(data, stats, with_students)
-    title = f"Class report: {data.title or data.assignment}"
+        tables = report_tables(view)
+    title = f"Class report: {view.title or view.assignment}"
     sections = [
-        ("scores", "Scores", _scores(data, tables)),
-        ("tasks", "Tasks", _tasks(data, tables)),
-        ("scenarios", "Scenarios", _scenarios(data, stats, tables)),
-        ("reliability", "Reliability", _reliability(data, stats)),
-        ("misconceptions", "Misconceptions", _misconceptions(data, tables)),
-        ("provided", "Changes to the provided engine", _provided(tables["provided_changes"])),
-        ("runtime", "Runtime and isolation", _runtime(data, tables)),
+        ("scores", "Scores", _scores(view, tables)),
+        ("tasks", "Tasks", _tasks(view, tables)),
+        ("scenarios", "Scenarios", _scenarios(view, tables)),
+        ("reliability", "Reliability", _reliability(view)),
+        ("misconceptions", "Misconceptions", _misconceptions(view, tables)),
+        ("provided", "Changes to the provided engine", _provided(view, tables["provided_changes"])),
+        ("runtime", "Runtime and isolation", _runtime(view, tables)),
     ]
-    if with_students:
+    if view.students is not None:
         sections.append(("students", "Students", _table(tables["students"], sortable=True,
                                                         link=lambda sid: f"{students_href}{quote(sid)}.html")))
     out = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
@@ -115,10 +115,10 @@ def render_report(data: ClassData, stats: dict, *, generated: str, with_students
            '<link rel="icon" href="data:,">',   # no favicon request
            f"<title>{escape(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
            f"<header><h1>{escape(title)}</h1>",
-           f'<p class="meta">Assignment <code>{escape(data.assignment)}</code>'
-           + (f", seed {data.seed}" if data.seed is not None else "")
-           + f": {len(data.students)} submissions, {len(data.graded)} graded, "
-             f"out of {_num(data.max_score)} points.</p>",
+           f'<p class="meta">Assignment <code>{escape(view.assignment)}</code>'
+           + (f", seed {view.seed}" if view.seed is not None else "")
+           + f": {view.submissions} submissions, {view.graded} graded, "
+             f"out of {_num(view.max_score)} points.</p>",
            f'<p class="generated">{escape(generated)}</p>', "</header>",
            '<nav aria-label="Contents"><ol>'
            + "".join(f'<li><a href="#{sid}">{escape(name)}</a></li>' for sid, name, _ in sections) + "</ol></nav>",
@@ -135,13 +135,13 @@ def render_report(data: ClassData, stats: dict, *, generated: str, with_students
     return "\n".join(out) + "\n"
 
 
-def _scores(data: ClassData, tables: dict[str, Table]) -> str:
+def _scores(view: ClassView, tables: dict[str, Table]) -> str:
     bins = [(float(lo or 0), float(hi or 0), int(count or 0)) for lo, hi, count in tables["histogram"].rows]
-    graded = len(data.graded)
+    graded = view.graded
     body = svg.histogram(
         "plot-scores", "Score distribution",
         f"Histogram of the total scores of {graded} graded submissions in {len(bins)} ranges of "
-        f"{_num(data.max_score / max(len(bins), 1))} points: "
+        f"{_num(view.max_score / max(len(bins), 1))} points: "
         + "; ".join(f"{_num(lo)} to {_num(hi)}: {count}" for lo, hi, count in bins) + ".",
         [(f"{_num(lo)}–{_num(hi)}", count) for lo, hi, count in bins], "score (points)")
     body += f'<div class="pair">{_table(tables["scores"])}{_table(tables["histogram"])}</div>'
@@ -152,11 +152,10 @@ def _scores(data: ClassData, tables: dict[str, Table]) -> str:
     return body
 
 
-def _tasks(data: ClassData, tables: dict[str, Table]) -> str:
-    scores = task_scores(data)
+def _tasks(view: ClassView, tables: dict[str, Table]) -> str:
     out = []
-    for task in data.tasks:
-        values = scores[task.id]
+    for task in view.tasks:
+        values = view.task_scores[task.id]
         if task.max_score <= 0:
             out.append(f"<p>Task {escape(task.title)} carries no points: its scenarios appear below.</p>")
             continue
@@ -174,28 +173,28 @@ def _tasks(data: ClassData, tables: dict[str, Table]) -> str:
                                                   "scenarios"))
 
 
-def _scenarios(data: ClassData, stats: dict, tables: dict[str, Table]) -> str:
-    mix = status_mix(data)
-    order = sorted(range(len(data.scenarios)),
+def _scenarios(view: ClassView, tables: dict[str, Table]) -> str:
+    mix = view.status_mix
+    order = sorted(range(len(view.scenarios)),
                    key=lambda i: (_rate(mix[i]) if _rate(mix[i]) is not None else 2.0, i))
     bars = []
     for i in order:
         counts = mix[i]
         rate = _rate(counts)
         segments = [svg.Segment(s.value, counts.get(s, 0), STATUS_COLOURS[s]) for s in STATUSES]
-        bars.append((data.scenarios[i].id, segments, "–" if rate is None else f"{rate:.0%}"))
+        bars.append((view.scenarios[i].id, segments, "–" if rate is None else f"{rate:.0%}"))
     legend = [(s.value, STATUS_COLOURS[s]) for s in STATUSES if any(m.get(s) for m in mix)]
-    worst = ", ".join(f"{data.scenarios[i].id} {_rate(mix[i]):.0%}" for i in order[:3] if _rate(mix[i]) is not None)
+    worst = ", ".join(f"{view.scenarios[i].id} {_rate(mix[i]):.0%}" for i in order[:3] if _rate(mix[i]) is not None)
     body = svg.stacked_bars(
         "plot-status", "Pass rate and status mix per scenario",
-        f"For each of {len(data.scenarios)} scenarios, lowest pass rate first, the share of graded submissions that "
+        f"For each of {len(view.scenarios)} scenarios, lowest pass rate first, the share of graded submissions that "
         f"passed, failed, raised an error, timed out, ran out of memory, crashed or did not run. "
         f"Lowest: {worst or 'none'}. The scenarios table below gives every count.",
         bars, legend, "share of graded submissions")
     # The scenarios table is two views, each beside its plot: sixteen columns fit no narrow window.
     body += _table(tables["scenarios"], columns=("scenario", "runs", *(s.value for s in STATUSES)), part="-status",
                    caption="Per scenario: how the graded submissions ended")
-    items = [item for item in stats["scenarios"] if item["difficulty"] is not None]
+    items = [item for item in view.statistics["scenarios"] if item["difficulty"] is not None]
     points = [(item["difficulty"], item["item_rest"] if item["item_rest"] is not None else 0.0,
                item["id"] + ("" if item["item_rest"] is not None else " (no variance)"), bool(item["flags"]))
               for item in items]
@@ -215,23 +214,24 @@ def _scenarios(data: ClassData, stats: dict, tables: dict[str, Table]) -> str:
     return body
 
 
-def _reliability(data: ClassData, stats: dict) -> str:
-    titles = {task.id: task.title for task in data.tasks}
-    rows = [("all scenarios", len(data.scenarios), stats["alpha"])]
-    rows += [(f"task {titles.get(task['id'], task['id'])}", task["items"], task["alpha"]) for task in stats["tasks"]]
+def _reliability(view: ClassView) -> str:
+    titles = {task.id: task.title for task in view.tasks}
+    rows = [("all scenarios", len(view.scenarios), view.statistics["alpha"])]
+    rows += [(f"task {titles.get(task['id'], task['id'])}", task["items"], task["alpha"])
+             for task in view.statistics["tasks"]]
     lines = "".join(f"<li>{escape(name)} ({count} scenarios): α = {_alpha(value)}</li>" for name, count, value in rows)
     return (f'<p class="explain">{escape(EXPLAIN["alpha"])}</p><ul>{lines}</ul>'
             "<p>Alpha is none with fewer than two scenarios or two graded submissions, or when every graded "
             "submission has the same score.</p>")
 
 
-def _misconceptions(data: ClassData, tables: dict[str, Table]) -> str:
-    found = misconceptions(data)
+def _misconceptions(view: ClassView, tables: dict[str, Table]) -> str:
+    found = view.misconceptions
     if not found:
         return "<p>No failure named a misconception.</p>"
     shown = found[:MISCONCEPTIONS_PLOTTED]
     bars = [(m.text, float(m.students), str(m.students)) for m in shown]   # where: in the table below
-    graded = len(data.graded)
+    graded = view.graded
     body = svg.horizontal_bars(
         "plot-misconceptions", "Misconceptions: how many submissions showed each",
         f"{len(found)} misconceptions named by failing scenarios, most common first, out of {graded} graded "
@@ -242,14 +242,14 @@ def _misconceptions(data: ClassData, tables: dict[str, Table]) -> str:
     return body + _table(tables["misconceptions"])
 
 
-def _provided(table: Table) -> str:
-    if table.caption.startswith("Changes to the provided engine: not recorded"):
-        return f"<p>{escape(table.caption.split(': ', 1)[1].capitalize())}.</p>"
+def _provided(view: ClassView, table: Table) -> str:
+    if not view.provided_recorded:
+        return f"<p>{escape(NOT_RECORDED.split(': ', 1)[1].capitalize())}.</p>"
     return _table(table) if table.rows else "<p>No submission changed the provided engine.</p>"
 
 
-def _runtime(data: ClassData, tables: dict[str, Table]) -> str:
-    times = [r for r in runtimes(data) if r.median is not None]
+def _runtime(view: ClassView, tables: dict[str, Table]) -> str:
+    times = [r for r in view.runtimes if r.median is not None]
     body = ""
     if times:
         body = svg.horizontal_bars(

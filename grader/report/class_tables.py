@@ -1,5 +1,6 @@
 """The class report's tables as data: each one is a table of the HTML report and a CSV file
-(``OUT/report/<name>.csv``). Pure functions over :class:`~grader.class_data.ClassData`.
+(``OUT/report/<name>.csv``). Pure functions over the report's view
+(:class:`~grader.report.class_view.ClassView`).
 
 A cell holds a plain value (text, a number, or None for "none"); the kind of its column says how
 to show it: in CSV every number with at most six decimals and None as an empty cell, in HTML
@@ -10,15 +11,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from grader.class_data import (
-    ClassData,
-    isolation_levels,
-    misconceptions,
-    provided_changes,
-    runtimes,
-    status_mix,
-)
 from grader.records import record
+from grader.report.class_view import ClassView
 from grader.report.gradebook import spreadsheet_safe
 from grader.results import Status
 
@@ -53,50 +47,48 @@ class Table:
         return [[_csv_cell(value, kind) for value, (_, kind) in zip(row, self.columns)] for row in self.rows]
 
 
-def report_tables(data: ClassData, stats: dict, with_students: bool = False) -> dict[str, Table]:
-    """Every table of the report, by name. ``stats``: :func:`grader.class_stats.class_statistics`
-    over ``data.rows``; ``with_students``: also the table of students."""
-    summary = data.summary()
-    scores = stats["scores"]
+def report_tables(view: ClassView) -> dict[str, Table]:
+    """Every table of the report, by name (the table of students when the view has them)."""
+    scores = view.statistics["scores"]
     tables = [
         Table("scores", "Scores of the graded submissions", (("statistic", Kind.TEXT), ("value", Kind.NUMBER)), [
-            ("submissions", len(data.students)), ("graded", scores["n"]),
-            ("ungradable", len(data.students) - scores["n"]), ("max_score", data.max_score),
+            ("submissions", view.submissions), ("graded", scores["n"]),
+            ("ungradable", view.submissions - scores["n"]), ("max_score", view.max_score),
             ("mean", scores["mean"]), ("sd", scores["sd"]), ("median", scores["median"]), ("min", scores["min"]),
             ("max", scores["max"]), ("at_zero", scores["at_zero"]), ("at_full_marks", scores["at_full"]),
-            ("cronbach_alpha", stats["alpha"])]),
+            ("cronbach_alpha", view.statistics["alpha"])]),
         Table("histogram", "How many graded submissions scored in each range (the last includes full marks)",
               (("from", Kind.NUMBER), ("to", Kind.NUMBER), ("submissions", Kind.COUNT)),
-              [(b["from"], b["to"], b["count"]) for b in summary["histogram"]]),
+              [(b.low, b.high, b.count) for b in view.histogram]),
         Table("ungradable", "Submissions that could not be graded (0 points each)",
               (("student_id", Kind.TEXT), ("reason", Kind.TEXT)),
-              [(u["student_id"], u["reason"]) for u in summary["ungradable"]]),
-        _tasks(data, stats),
-        _scenarios(data, stats),
+              [(u.student_id, u.reason) for u in view.ungradable]),
+        _tasks(view),
+        _scenarios(view),
         Table("runtime", "Wall-clock time of each scenario's runs in graded submissions",
               (("scenario", Kind.TEXT), ("runs", Kind.COUNT), ("median_s", Kind.SECONDS), ("p90_s", Kind.SECONDS),
                ("max_s", Kind.SECONDS)),
-              [(r.scenario, r.runs, r.median, r.p90, r.max) for r in runtimes(data)]),
+              [(r.scenario, r.runs, r.median, r.p90, r.max) for r in view.runtimes]),
         Table("misconceptions", "Misconceptions the failures named: how many submissions showed each, and where",
               (("misconception", Kind.TEXT), ("submissions", Kind.COUNT), ("scenarios", Kind.TEXT)),
               [(m.text, m.students, "; ".join(f"{sid} ({n})" for sid, n in m.scenarios))
-               for m in misconceptions(data)]),
-        _provided(data),
+               for m in view.misconceptions]),
+        _provided(view),
         Table("isolation", "The isolation the sandbox reported, per result",
               (("isolation", Kind.TEXT), ("results", Kind.COUNT)),
-              [(", ".join(levels) or "none reported", count) for levels, count in isolation_levels(data)]),
+              [(", ".join(levels) or "none reported", count) for levels, count in view.isolation]),
         Table("ignored", "Files in SUBMISSIONS that were not graded, by rule",
-              (("path", Kind.TEXT), ("why", Kind.TEXT)), [(i.get("path"), i.get("why")) for i in data.ignored]),
+              (("path", Kind.TEXT), ("why", Kind.TEXT)), list(view.ignored)),
     ]
-    if with_students:
-        tables.append(_students(data))
+    if view.students is not None:
+        tables.append(_students(view))
     return {table.name: table for table in tables}
 
 
-def _tasks(data: ClassData, stats: dict) -> Table:
-    by_id = {task["id"]: task for task in stats["tasks"]}
+def _tasks(view: ClassView) -> Table:
+    by_id = {task["id"]: task for task in view.statistics["tasks"]}
     rows: list[tuple[Cell, ...]] = []
-    for task in data.tasks:
+    for task in view.tasks:
         entry = by_id.get(task.id, {})
         d = entry.get("scores", {})
         rows.append((task.id, task.title, task.max_score, d.get("n"), d.get("mean"), d.get("sd"), d.get("median"),
@@ -109,11 +101,10 @@ def _tasks(data: ClassData, stats: dict) -> Table:
         ("cronbach_alpha", Kind.NUMBER)), rows)
 
 
-def _scenarios(data: ClassData, stats: dict) -> Table:
-    items = {item["id"]: item for item in stats["scenarios"]}
-    mix = status_mix(data)
+def _scenarios(view: ClassView) -> Table:
+    items = {item["id"]: item for item in view.statistics["scenarios"]}
     rows: list[tuple[Cell, ...]] = []
-    for scenario, counts in zip(data.scenarios, mix):
+    for scenario, counts in zip(view.scenarios, view.status_mix):
         item = items.get(scenario.id, {})
         runs = sum(counts.values())
         rows.append((scenario.id, scenario.title, scenario.task, scenario.visibility, scenario.max_points, runs,
@@ -125,25 +116,21 @@ def _scenarios(data: ClassData, stats: dict) -> Table:
         ("difficulty", Kind.RATE), ("item_rest", Kind.CORRELATION), ("flags", Kind.TEXT)), rows)
 
 
-def _provided(data: ClassData) -> Table:
-    recorded, changed = provided_changes(data)
-    caption = ("Submissions that changed the provided engine, and what" if recorded else
-               "Changes to the provided engine: not recorded (results before schema version 2 do not record them)")
+NOT_RECORDED = "Changes to the provided engine: not recorded (results before schema version 2 do not record them)"
+
+
+def _provided(view: ClassView) -> Table:
+    caption = "Submissions that changed the provided engine, and what" if view.provided_recorded else NOT_RECORDED
     rows: list[tuple[Cell, ...]] = [(student, change.name, change.kind, change.first_line, change.last_line)
-                                    for student, changes in changed for change in changes]
+                                    for student, changes in view.provided_changes for change in changes]
     return Table("provided_changes", caption, (("student_id", Kind.TEXT), ("part", Kind.TEXT), ("kind", Kind.TEXT),
                                                ("first_line", Kind.COUNT), ("last_line", Kind.COUNT)), rows)
 
 
-def _students(data: ClassData) -> Table:
-    rows: list[tuple[Cell, ...]] = []
-    for student in data.students:
-        row = student.row
-        passed = sum(row.passed) if row.has_result else None
-        rows.append((row.student_id, data.identity(row.student_id).display_name, row.score,
-                     row.max_score if row.max_score is not None else data.max_score,
-                     "graded" if row.error is None else f"error: {row.error}", "yes" if row.late else "", passed,
-                     len({text for _, text in student.misconceptions})))
+def _students(view: ClassView) -> Table:
+    rows: list[tuple[Cell, ...]] = [
+        (line.student_id, line.name, line.score, line.max_score, line.status, "yes" if line.late else "",
+         line.scenarios_passed, line.misconceptions) for line in view.students or ()]
     return Table("students", "Students (late: as the LMS marked the submission)", (
         ("student_id", Kind.TEXT), ("name", Kind.TEXT), ("score", Kind.NUMBER), ("max_score", Kind.NUMBER),
         ("status", Kind.TEXT), ("late", Kind.TEXT), ("scenarios_passed", Kind.COUNT), ("misconceptions", Kind.COUNT)),

@@ -1,7 +1,7 @@
 """The gradebook (``gradebook.csv``) and the printed class summary: renderings of a batch's data.
 
-Pure functions over :class:`~grader.scoring.StudentRow` objects (one per student) and the summary
-:func:`grader.scoring.summarize` makes of them.
+Pure functions over :class:`~grader.scoring.StudentRow` objects (one per student) and the
+:class:`~grader.summary.ClassSummary` made of them.
 """
 
 from __future__ import annotations
@@ -9,10 +9,13 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from grader.report.text import points
 from grader.scoring import Column, StudentRow, scenario_order
+
+if TYPE_CHECKING:
+    from grader.summary import ClassSummary
 
 BAR_WIDTH = 30
 IGNORED_SHOWN = 20   # ignored files printed; summary.json lists them all
@@ -77,35 +80,35 @@ def write_csv(rows: Iterable[StudentRow], stream: IO[str], columns: tuple[Column
     writer.writerows(lines)
 
 
-def render_summary(summary: dict) -> str:
+def render_summary(summary: ClassSummary) -> str:
     """The summary as text for the terminal: counts, statistics, a histogram bar per bin, pass rates."""
-    out = [f"{summary['graded']} of {summary['count']} submissions graded"
-           + (f", {len(summary['ungradable'])} could not be graded" if summary["ungradable"] else "")]
-    if summary["graded"]:
-        out.append(f"Score: mean {_one_decimal(summary['mean'])}, median {_one_decimal(summary['median'])}, "
-                   f"min {points(summary['min'])}, max {points(summary['max'])} "
-                   f"(out of {points(summary['max_score'])})")
+    out = [f"{summary.graded} of {summary.count} submissions graded"
+           + (f", {len(summary.ungradable)} could not be graded" if summary.ungradable else "")]
+    if summary.graded:
+        out.append(f"Score: mean {_one_decimal(summary.mean or 0.0)}, median {_one_decimal(summary.median or 0.0)}, "
+                   f"min {points(summary.min or 0.0)}, max {points(summary.max or 0.0)} "
+                   f"(out of {points(summary.max_score or 0.0)})")
         out += ["", "Scores:"]
-        peak = max(b["count"] for b in summary["histogram"])
-        for b in summary["histogram"]:
-            bar = "#" * math.ceil(BAR_WIDTH * b["count"] / peak) if b["count"] else ""
-            out.append(f"  {points(b['from']):>6} - {points(b['to']):<6} {bar:<{BAR_WIDTH}} {b['count']}")
-    if summary["scenarios"]:
+        peak = max(b.count for b in summary.histogram)
+        for b in summary.histogram:
+            bar = "#" * math.ceil(BAR_WIDTH * b.count / peak) if b.count else ""
+            out.append(f"  {points(b.low):>6} - {points(b.high):<6} {bar:<{BAR_WIDTH}} {b.count}")
+    if summary.scenarios:
         out += ["", "Scenario pass rates (lowest first):"]
-        for s in summary["scenarios"]:
-            rate = "   -" if s["rate"] is None else f"{s['rate']:4.0%}"
-            out.append(f"  {rate} {s['passed']:>4}/{s['total']:<4} {s['id']}: {s['title']}")
-    late = summary.get("late") or []
+        for s in summary.scenarios:
+            rate = "   -" if s.rate is None else f"{s.rate:4.0%}"
+            out.append(f"  {rate} {s.passed:>4}/{s.total:<4} {s.id}: {s.title}")
+    late = summary.late
     if late:
         out += ["", f"Marked late by the LMS ({len(late)}): " + ", ".join(late[:IGNORED_SHOWN])
                 + (f" and {len(late) - IGNORED_SHOWN} more" if len(late) > IGNORED_SHOWN else "")]
-    if summary["ungradable"]:
+    if summary.ungradable:
         out += ["", "Could not be graded (0 points each):"]
-        out += [f"  {u['student_id']}: {u['reason']}" for u in summary["ungradable"]]
-    ignored = summary.get("ignored") or []
+        out += [f"  {u.student_id}: {u.reason}" for u in summary.ungradable]
+    ignored = summary.batch.ignored if summary.batch is not None else ()
     if ignored:
         out += ["", f"Ignored ({len(ignored)}, all listed in summary.json):"]
-        out += [f"  {i['path']}: {i['why']}" for i in ignored[:IGNORED_SHOWN]]
+        out += [f"  {i.path}: {i.why}" for i in ignored[:IGNORED_SHOWN]]
         if len(ignored) > IGNORED_SHOWN:
             out.append(f"  ... and {len(ignored) - IGNORED_SHOWN} more")
     return "\n".join(out) + "\n"

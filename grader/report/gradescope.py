@@ -13,7 +13,7 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/ ; our reading of 
   visibility set to ``hidden`` don't affect this, since they should only be used for tests which
   don't contribute points to the total." So hidden scenarios are ``after_published`` (or
   ``after_due_date``), which keeps the total from students until then; ``hidden`` is refused
-  while hidden scenarios carry points (:func:`hidden_visibility_problem`), since the total shown
+  while hidden scenarios carry points (:func:`grader.visibility.hidden_visibility_problem`), since the total shown
   would include them; and the top-level ``output``, which students always see, gives only the
   public scenarios' points unless the hidden ones are ``visible``.
 - A test's ``status`` is ``passed`` or ``failed`` (it colours the test, independent of score).
@@ -35,25 +35,11 @@ from grader.report.text import (
     provided_notice,
 )
 from grader.results import ScenarioResult, SubmissionResult
-from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility
+from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility, hidden_visibility_problem
 
-VISIBILITIES = tuple(level.value for level in ShownTo)
 DEFAULT_HIDDEN_VISIBILITY = DEFAULT_HIDDEN_SHOWN_TO.value
 _WHEN = {"after_due_date": "after the due date", "after_published": "when the grades are published",
          "hidden": "never"}
-
-
-def hidden_visibility_problem(hidden_visibility: str, hidden_points: float) -> str | None:
-    """Why ``hidden_visibility`` cannot be given to hidden scenarios worth ``hidden_points`` in
-    all, or None. Gradescope shows the total to students unless a test waits for a date or for
-    publication; a ``hidden`` test does not, so its points would show in the total at once."""
-    if hidden_visibility not in VISIBILITIES:
-        return f"hidden visibility must be one of {', '.join(VISIBILITIES)}; got {hidden_visibility!r}"
-    if hidden_visibility == "hidden" and hidden_points > 0:
-        return (f"--hidden-visibility hidden would show students, before publication, a total that includes the "
-                f"hidden scenarios' {points(hidden_points)} points (Gradescope hides the total only while a test is "
-                "after_due_date or after_published); use after_published (the default) or after_due_date")
-    return None
 
 
 def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY,
@@ -61,7 +47,7 @@ def to_results_json(result: SubmissionResult, *, hidden_visibility: str = DEFAUL
     """Gradescope's ``results.json`` document for one graded submission.
 
     Public scenarios are ``visible``; hidden ones get ``hidden_visibility`` (``ValueError`` when
-    :func:`hidden_visibility_problem` refuses it) and their feedback never includes the scenario's
+    :func:`~grader.visibility.hidden_visibility_problem` refuses it) and their feedback never includes the scenario's
     program. ``execution_time`` (seconds) defaults to ``result.timings["total"]`` and is left out
     when neither is known. Each test is numbered ``<task index>.<scenario index within the task>``.
     """

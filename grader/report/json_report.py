@@ -33,10 +33,3 @@ def to_document(result: SubmissionResult, hidden_visibility: ShownTo | str = DEF
 
 def dumps(result: SubmissionResult, hidden_visibility: ShownTo | str = DEFAULT_HIDDEN_SHOWN_TO) -> str:
     return json.dumps(to_document(result, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def hidden_shown_as(document: dict) -> str | None:
-    """How a stored document's ``tests`` show hidden scenarios (a ShownTo value; None: it has none)."""
-    hidden = {s.get("id") for s in document.get("scenarios", ()) if s.get("visibility") == Visibility.HIDDEN.value}
-    return next((test.get("visibility") for test in document.get("tests", ())
-                 if str(test.get("name", "")).split(":")[0] in hidden), None)

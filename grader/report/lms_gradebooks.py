@@ -39,7 +39,6 @@ import io
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -132,52 +131,7 @@ def canvas_column_problem(column: str) -> str | None:
     return None
 
 
-def render(data: ClassData, lms: LmsFormat, options: GradebookOptions, now: datetime) -> Gradebook:
-    """The gradebook of ``lms`` for ``data``; ``now``: the timestamp of scores without a result file."""
-    if lms is LmsFormat.CANVAS:
-        return _canvas(data, options)
-    if lms is LmsFormat.MOODLE:
-        return _moodle(data, options)
-    if lms is LmsFormat.MOODLE_WORKSHEET:
-        from grader.report.moodle_worksheet import fill_worksheet  # its own module; it builds on this one
-        return fill_worksheet(data, options)
-    return _lti(data, options, now)
-
-
-def placement_problem(lms: LmsFormat, identities: Mapping[str, Identity], options: GradebookOptions) -> str | None:
-    """Why ``lms``'s gradebook would hold none of these students (the download's identities, known
-    before anything is graded), and what to pass instead; None when some student has a place in it.
-    A gradebook that imports nothing is refused rather than written: its LMS would change no grade,
-    and say nothing."""
-    if lms is LmsFormat.MOODLE_WORKSHEET:
-        from grader.report.moodle_worksheet import worksheet_problem
-        problem = worksheet_problem(options.roster)
-        if problem:
-            return problem
-    place = {LmsFormat.CANVAS: lambda s, i: _canvas_entry(s, i, options.roster)[0] is not None,
-             LmsFormat.MOODLE: lambda s, i: bool(_moodle_value(s, i, options)[0]),
-             LmsFormat.LTI: lambda s, i: bool(_lti_user(s, i, options.roster)[0]),
-             LmsFormat.MOODLE_WORKSHEET: lambda s, i: bool(participant_of(s, i, options.roster)[0])}[lms]
-    if not identities or any(place(student, identity) for student, identity in identities.items()):
-        return None
-    whys = Counter(why_left_out(lms, student, identity, options) for student, identity in identities.items())
-    why = whys.most_common(1)[0][0]
-    return (f"--format {lms.value}: none of the {len(identities)} students could be put in {lms.file_name} "
-            f"({why}); nothing was written")
-
-
-def why_left_out(lms: LmsFormat, student_id: str, identity: Identity, options: GradebookOptions) -> str:
-    """Why ``lms``'s gradebook leaves this student out ("" when it does not)."""
-    if lms is LmsFormat.CANVAS:
-        return _canvas_entry(student_id, identity, options.roster)[1]
-    if lms is LmsFormat.MOODLE:
-        return _moodle_value(student_id, identity, options)[1]
-    if lms is LmsFormat.LTI:
-        return _lti_user(student_id, identity, options.roster)[1]
-    return participant_of(student_id, identity, options.roster)[1]
-
-
-def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
+def canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
     column = options.canvas_column or data.title or data.assignment
     problem = canvas_column_problem(column)
     if problem:
@@ -188,7 +142,7 @@ def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
     writer.writerow(["Points Possible", "", "", "", "", points(data.max_score)])
     book = Gradebook(LmsFormat.CANVAS, "", 0)
     for student in data.students:
-        entry, why = _canvas_entry(student.student_id, data.identity(student.student_id), options.roster)
+        entry, why = canvas_entry(student.student_id, data.identity(student.student_id), options.roster)
         if entry is None:
             book.left_out.append((student.student_id, why))
             continue
@@ -203,7 +157,7 @@ def _canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
     return book
 
 
-def _canvas_entry(student_id: str, identity: Identity, roster: Roster | None) -> tuple[RosterEntry | None, str]:
+def canvas_entry(student_id: str, identity: Identity, roster: Roster | None) -> tuple[RosterEntry | None, str]:
     if identity.system is NameSystem.CANVAS and identity.lms_id:
         found = roster.by_canvas_id(identity.lms_id) if roster else None
         return found or RosterEntry(name=identity.display_name, canvas_id=identity.lms_id), ""
@@ -219,14 +173,14 @@ def _canvas_entry(student_id: str, identity: Identity, roster: Roster | None) ->
     return None, "no Canvas user id in the name; pass --roster with the gradebook exported from Canvas"
 
 
-def _moodle(data: ClassData, options: GradebookOptions) -> Gradebook:
+def moodle(data: ClassData, options: GradebookOptions) -> Gradebook:
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     grade_column = data.title or data.assignment
     writer.writerow([options.moodle_identity.header, grade_column, "Feedback"])
     book = Gradebook(LmsFormat.MOODLE, "", 0)
     for student in data.students:
-        value, why = _moodle_value(student.student_id, data.identity(student.student_id), options)
+        value, why = moodle_value(student.student_id, data.identity(student.student_id), options)
         if not value:
             book.left_out.append((student.student_id, why))
             continue
@@ -242,7 +196,7 @@ def _moodle(data: ClassData, options: GradebookOptions) -> Gradebook:
     return book
 
 
-def _moodle_value(student_id: str, identity: Identity, options: GradebookOptions) -> tuple[str, str]:
+def moodle_value(student_id: str, identity: Identity, options: GradebookOptions) -> tuple[str, str]:
     """The user field Moodle's import matches this student on, or "" and why there is none."""
     field_name, roster = options.moodle_identity.value, options.roster
     if identity.system is NameSystem.MOODLE:
@@ -263,11 +217,11 @@ def _moodle_value(student_id: str, identity: Identity, options: GradebookOptions
     return "", "a Canvas download's name, not a Moodle one"
 
 
-def _lti(data: ClassData, options: GradebookOptions, now: datetime) -> Gradebook:
+def lti(data: ClassData, options: GradebookOptions, now: datetime) -> Gradebook:
     lines = []
     book = Gradebook(LmsFormat.LTI, "", 0)
     for student in data.students:
-        user_id, why = _lti_user(student.student_id, data.identity(student.student_id), options.roster)
+        user_id, why = lti_user(student.student_id, data.identity(student.student_id), options.roster)
         if not user_id:
             book.left_out.append((student.student_id, why))
             continue
@@ -286,7 +240,7 @@ def _lti(data: ClassData, options: GradebookOptions, now: datetime) -> Gradebook
     return book
 
 
-def _lti_user(student_id: str, identity: Identity, roster: Roster | None) -> tuple[str, str]:
+def lti_user(student_id: str, identity: Identity, roster: Roster | None) -> tuple[str, str]:
     """The LMS user id of a score, or "" and why there is none."""
     if identity.system is NameSystem.CANVAS and identity.lms_id:
         return identity.lms_id, ""

@@ -7,15 +7,17 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from grader.progress import Progress
+from grader.report.outputs import BatchEnd, Output
 
 PLAIN_EVERY = 5.0   # seconds between lines when the output is a file or a pipe
 SLOW = 3.0          # a submission running this long is named on the line
 WIDTH = 79
 
 
-class ProgressDisplay:
+class ProgressDisplay(Output):
     """Draws a progress object (anything with ``done`` and ``total``) as ``describe`` words it:
-    a batch's by default, the audit's with its own bar."""
+    a batch's by default, the audit's with its own bar. As an output of a batch, it draws the
+    batch's progress, and ends its line when the batch ends."""
 
     def __init__(self, stream: TextIO, live: bool, describe: Callable[[Any], str] | None = None):
         self.stream, self.live = stream, live
@@ -45,6 +47,15 @@ class ProgressDisplay:
             self.stream.write("\n")
             self.stream.flush()
         self._stopped = True
+
+    def progress(self, progress: Progress) -> None:
+        self.update(progress)
+
+    def finished(self, end: BatchEnd) -> None:
+        self.stop()
+
+    def interrupted(self, progress: Progress) -> None:
+        self.stop()
 
 
 def describe(progress: Progress) -> str:
