@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import field
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.records import record
 
 KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from grader import python_ast
+import grader.python_ast as python_ast
 from grader.audit.functions import functions, normal_module, with_body
 from grader.audit.misconceptions import Misconceptions
 from grader.audit.mutant import Kind, Mutant

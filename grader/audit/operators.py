@@ -66,8 +66,9 @@ import hashlib
 from collections.abc import Iterator
 from enum import Enum
 
-from grader import python_ast
-from grader.audit import lies, slips
+import grader.audit.lies as lies
+import grader.audit.slips as slips
+import grader.python_ast as python_ast
 from grader.audit.edits import Edit, Lines, replace, splice, text_of
 from grader.audit.functions import Located, functions, normal_module, normal_statements, with_body
 from grader.audit.mutant import Kind, Mutant
