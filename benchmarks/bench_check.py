@@ -5,10 +5,10 @@ Measures, in one run on this machine:
 1. ``python -c "import numpy"``: the floor of any numpy grader (same interpreter as the grader);
 2. ``grader check`` on the reference solution (all public scenarios), wall time;
 3. per scenario: a no-op scenario through the real sandbox, run as the runner runs scenarios
-   (``Sandbox.run_all``: the next command queued while one runs), against a bare
+   (``Scheduler.run_all``: the next command queued while one runs), against a bare
    ``fork``/``_exit``/``waitpid`` of the same process (a scenario process forking itself: the
    zygote's memory, numpy and the submission imported). The difference is the isolation overhead
-   per scenario. Shown beside them: one at a time (``Sandbox.run``, a round trip through the
+   per scenario. Shown beside them: one at a time (``Scheduler.run``, a round trip through the
    grader each), and a bare fork of a process with only numpy imported.
 
 Targets (issue 3): (2) within 2x of (1); overhead at most 2 ms per scenario.
@@ -102,18 +102,18 @@ def per_scenario(runs: int) -> tuple[float, float, float, float]:
         payload, bare_forks = (commands.run(index, scenario, {}) for index, scenario in
                                enumerate(assignment.select("public")))
         with Sandbox() as box:
-            box.send_job(folder / "noop.py", "noop", commands.job(assignment))
-            assert box.wait_ready(10).ok
+            box.begin(folder / "noop.py", "noop", commands.job(assignment))
+            assert box.runs.wait_ready(10).ok
             times = []
             for _ in range(runs):
                 start = time.perf_counter()
-                box.run(0, 5, payload)
+                box.runs.run(0, 5, payload)
                 times.append(time.perf_counter() - start)
-            outcomes = list(box.run_all((0, 5, payload) for _ in range(runs)))
+            outcomes = list(box.runs.run_all((0, 5, payload) for _ in range(runs)))
             assert len(outcomes) == runs and all(outcome.has_result for _, outcome in outcomes)
             # Each run's duration counts from the end of the one before: the time it adds to a check.
             streamed = statistics.median(outcome.duration for _, outcome in outcomes)
-            same_process = box.run(1, 30, bare_forks).observations
+            same_process = box.runs.run(1, 30, bare_forks).observations
     bare = subprocess.run([sys.executable, "-c", BARE_FORK, str(runs)], capture_output=True, text=True, check=True)
     return streamed, statistics.median(times), same_process, float(bare.stdout)
 

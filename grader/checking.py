@@ -16,7 +16,7 @@ from grader.loading import Loading, load, read_plan
 from grader.records import record
 from grader.runner import Run, execute, judge_as_they_come, judge_run, new_seed
 from grader.sandbox.landlock import abi_version
-from grader.sandbox.launcher import Sandbox
+from grader.sandbox.launcher import End, Sandbox
 from grader.spec import SPEC_FILE, Assignment, Plan
 from grader.spec_cache import SpecCache
 from grader.submission import read_submission
@@ -105,7 +105,7 @@ def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbo
     with Loading(plan, cache) as loading:
         run = execute(submission, plan, sandbox, seed=seed, scope=Scope.PUBLIC, inputs=loading.inputs(seed),
                       judge=judge_as_they_come(loading.loaded, seed, Scope.PUBLIC))
-        sandbox.kill_submission()  # nothing more runs in it: it dies while we judge, the caller closes it
+        sandbox.end(End.KILL)  # nothing more runs in it: it dies while we judge, the caller closes it
         assignment = loading.assignment()
     return Checked(judge_run(run, assignment), assignment, path)
 

@@ -63,7 +63,8 @@ class Session:
     def close_unused(self) -> None:
         """Close the early sandbox when no command took it (a usage error, say)."""
         if self.early_sandbox is not None:
-            self.take_sandbox().close()
+            from grader.sandbox.launcher import End
+            self.take_sandbox().end(End.CLOSE)
 
 
 class SeveralValuesCommand(click.Command):

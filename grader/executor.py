@@ -24,7 +24,7 @@ from grader.formats import ReadContext
 from grader.records import record
 from grader.results import SubmissionResult
 from grader.runner import Run, execute, judge_run
-from grader.sandbox.launcher import Sandbox
+from grader.sandbox.launcher import End, Sandbox
 from grader.spec import Assignment
 from grader.submission import read_submission
 from grader.visibility import Scope
@@ -73,7 +73,7 @@ def grade_lent(path: Path, assignment: Assignment, lend: Lend, *, seed: int, sco
             run = execute(submission, assignment, sandbox, seed=seed, scope=scope,
                           inputs=lambda planned: assignment.inputs(planned.id, seed))
         finally:
-            sandbox.stop()
+            sandbox.end(End.SUBMISSION)
     return judge_run(run, assignment)
 
 
@@ -121,13 +121,13 @@ class SandboxPool:
             self._aborted = True
             boxes = list(self._all)
         for box in boxes:
-            box.abort()
+            box.end(End.ABORT)
 
     def close(self) -> None:
         with self._lock:
             boxes, self._all = self._all, []
         for box in boxes:
-            box.close()
+            box.end(End.CLOSE)
 
 
 class LocalExecutor:

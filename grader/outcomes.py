@@ -1,5 +1,5 @@
 """What the sandbox reports about one submission's import and each scenario run: raw, untrusted
-content in trusted framing. The process driver (:mod:`grader.sandbox.launcher`) produces these;
+content in trusted framing. The sandbox's scheduler (:mod:`grader.sandbox.scheduler`) produces these;
 judging (:mod:`grader.judge`) consumes them. A leaf module."""
 
 from __future__ import annotations

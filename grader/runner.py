@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 import grader.commands as commands
 from grader.formats import ReadContext
 from grader.outcomes import ImportOutcome, RunOutcome
-from grader.sandbox.launcher import Sandbox
+from grader.sandbox.launcher import End, Sandbox
+from grader.sandbox.scheduler import RunRequest
 from grader.spec import Assignment, Plan, ScenarioPlan, ScenarioSpec
 from grader.submission import Submission, read_submission
 from grader.version import __version__
@@ -110,7 +111,7 @@ def _ready_after(sandbox: Sandbox | None) -> Iterator[Sandbox]:
     try:
         yield sandbox
     finally:
-        sandbox.stop()
+        sandbox.end(End.SUBMISSION)
 
 
 # --------------------------------------------------------------------------- execute
@@ -120,14 +121,14 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
             inputs: Inputs, judge: EarlyJudge | None = None) -> Run:
     """Run every program of ``scope`` on ``submission`` (which must be runnable) in ``sandbox``.
 
-    Public programs go first, then hidden ones, in two separate streams: the sandbox gets the next
-    commands while a scenario runs, and a hidden program must never wait there while a public
-    scenario (whose output students see) could read it. Within each, programs whose inputs are
-    known without the loaded code go first, so they run while the rest may still be loading.
-    After a run that timed out or killed its zygote, the rest run in a fresh zygote. With ``judge``
-    (see :func:`judge_as_they_come`), each outcome is judged as it comes back, while the sandbox
-    runs the next program. The sandbox is left as it is: the caller stops it (for the next
-    submission) or closes it."""
+    Public programs go first, then hidden ones (the sandbox's scheduler keeps them apart: a hidden
+    program never waits in the job pipe while a public scenario, whose output students see, could
+    read it). Within each, programs whose inputs are known without the loaded code go first, so they
+    run while the rest may still be loading. After a run that timed out or killed its zygote, the
+    submission begins again in a fresh zygote for the rest. With ``judge`` (see
+    :func:`judge_as_they_come`), each outcome is judged as it comes back, while the sandbox runs the
+    next program. The sandbox is left RUNNING: the caller ends the submission (for the next one) or
+    closes it."""
     run = Run(submission, seed, scope)
     scenarios = plan.select(scope)
     queue = sorted(enumerate(scenarios), key=lambda item: (item[1].visibility is Visibility.HIDDEN,
@@ -139,9 +140,9 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
 
     position = 0
     while position < len(queue):
-        sandbox.send_job(Path(submission.module_file), submission.module_name, commands.job(plan),
-                         source=(submission.module_text or "").encode("utf-8", "surrogatepass"), code=submission.code)
-        imported = sandbox.wait_ready(plan.limits.import_time)
+        sandbox.begin(Path(submission.module_file), submission.module_name, commands.job(plan),
+                      source=(submission.module_text or "").encode("utf-8", "surrogatepass"), code=submission.code)
+        imported = sandbox.runs.wait_ready(plan.limits.import_time)
         run.import_seconds += imported.duration
         run.isolation = run.isolation or sandbox.isolation
         _note_forbidden(run, sandbox)
@@ -152,24 +153,18 @@ def execute(submission: Submission, plan: Plan, sandbox: Sandbox, *, seed: int, 
             break
         if position == 0:
             run.import_output = (imported.stdout, imported.stderr)
-        for hidden in (False, True):
-            runs = ((index, limit(scenario), commands.run(index, scenario, inputs(scenario)))
-                    for index, scenario in queue[position:] if (scenario.visibility is Visibility.HIDDEN) == hidden)
-            # Public programs may run side by side (the sandbox's at_once); a hidden one runs alone, so
-            # it enters the zygote only when no other scenario process runs beside it.
-            ended = False  # the stream's last run timed out or killed its zygote: the zygote is gone
-            for index, outcome in sandbox.run_all(runs, at_once=1 if hidden else None):
-                outcome.time_limit = limit(scenarios[index])
-                if outcome.timed_out:
-                    timed_out_tasks.add(scenarios[index].task)
-                ended = outcome.timed_out or outcome.sandbox_died
-                run.outcomes[index] = outcome
-                position += 1
-                if judge is not None:
-                    _judge_waiting(run, judge)
-                changed_parts(run, plan)  # the grader's own work (once), done while the next programs run
-            if position < len(queue) and (ended or (queue[position][1].visibility is Visibility.HIDDEN) == hidden):
-                break  # a run timed out or killed its zygote: the rest start again in a fresh one
+        runs = (RunRequest(index, limit(scenario), commands.run(index, scenario, inputs(scenario)),
+                           hidden=scenario.visibility is Visibility.HIDDEN) for index, scenario in queue[position:])
+        # Ends early when a run timed out or killed its zygote: the rest begin again in a fresh one.
+        for index, outcome in sandbox.runs.run_all(runs):
+            outcome.time_limit = limit(scenarios[index])
+            if outcome.timed_out:
+                timed_out_tasks.add(scenarios[index].task)
+            run.outcomes[index] = outcome
+            position += 1
+            if judge is not None:
+                _judge_waiting(run, judge)
+            changed_parts(run, plan)  # the grader's own work (once), done while the next programs run
         _note_forbidden(run, sandbox)
     return run
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from grader.errors import GraderError
 from grader.file_events import FolderEvents
 from grader.records import record
-from grader.sandbox.launcher import Sandbox
+from grader.sandbox.launcher import End, Sandbox
 from grader.spec import SPEC_FILE
 
 if TYPE_CHECKING:
@@ -91,7 +91,8 @@ def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox:
             started = time.monotonic()
             result = _check(path, assignment, seed, sandbox, cache) if assignment is not None else None
             show((CLEAR if clear else "") + render(result, assignment, time.monotonic() - started, problem))
-            sandbox.stop()  # readied for the next save while nobody waits: a fresh zygote, waiting for it
+            # Readied for the next save while nobody waits: a fresh zygote, waiting for it.
+            sandbox.end(End.SUBMISSION)
             if assignment is not None:
                 sandbox.prestart(commands.job(assignment))
             now = _wait_for_change(files, seen, events)
@@ -112,7 +113,7 @@ def _wait_for_change(files: tuple[Path, ...], seen: dict[Path, Stamp | None],
 
 def _check(path: Path, assignment: Assignment, seed: int, sandbox: Sandbox, cache: SpecCache | None
            ) -> SubmissionResult:
-    """Grade the public scenarios, as ``grader check`` does; the sandbox is left to stop later."""
+    """Grade the public scenarios, as ``grader check`` does; the submission is left to end later."""
     from grader.formats import ReadContext
     from grader.runner import Run, execute, judge_as_they_come, judge_run
     from grader.submission import read_submission

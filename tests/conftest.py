@@ -23,6 +23,7 @@ SANDBOX = {
     "test_report_gradebook.py", "test_report_gradescope.py", "test_report_html.py", "test_report_junit.py",
     "test_runner.py", "test_sandbox_cleanup.py", "test_sandbox_isolation.py", "test_sandbox_prestart.py",
     "test_sandbox_queue.py", "test_sandbox_recovery.py", "test_sandbox_side_by_side.py", "test_sandbox_startup.py",
+    "test_sandbox_states.py",
 }
 SLOW = {
     "test_assignment_content.py", "test_batch.py", "test_cli_assignment.py", "test_cli_audit.py",

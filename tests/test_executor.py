@@ -43,7 +43,7 @@ def test_a_lent_sandbox_is_handed_back_ready_before_judging(mini, tmp_path):
             lent.append("out")
             yield box
             # Handed back: this submission's zygote is gone, the warden waits for the next job.
-            assert box._zygote is None and box.job_dir is None and box.process.poll() is None
+            assert box.zygote is None and box.job_dir is None and box.process.poll() is None
             lent.append("back")
 
         wrong = grade_lent(submit(tmp_path / "w", "squares.py", "return x"), mini, lend, seed=2, scope=Scope.PUBLIC)

@@ -15,7 +15,7 @@ from own_processes import wait_until
 
 from grader import commands, load_assignment
 from grader.sandbox import proctree
-from grader.sandbox.launcher import Sandbox
+from grader.sandbox.launcher import End, Sandbox
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 
@@ -38,17 +38,17 @@ def _descendants(pid: int) -> set[int]:
 def _check_one(box: Sandbox, mini) -> None:
     """The submission imports in ``box`` and a public scenario passes there."""
     index, program = next((at, s) for at, s in enumerate(mini.select("public")) if s.id == "fresh_state")
-    box.send_job(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
-    assert box.wait_ready(mini.limits.import_time).ok
-    (_, outcome), = box.run_all([(index, 5.0, commands.run(index, program, {}))])
+    box.begin(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
+    assert box.runs.wait_ready(mini.limits.import_time).ok
+    (_, outcome), = box.runs.run_all([(index, 5.0, commands.run(index, program, {}))])
     assert outcome.has_result and outcome.error is None and outcome.observations == {"calls": 0}
 
 
 def _waiting_zygote(box: Sandbox) -> int:
     """The pid of the zygote ``prestart`` began, once the warden has reported it."""
-    zygote = box._current
+    zygote = box.zygote
     assert zygote is not None
-    assert box._pump(lambda: zygote.pid is not None, time.monotonic() + 10.0), "the warden never reported it"
+    assert box.pump(lambda: zygote.pid is not None, time.monotonic() + 10.0), "the warden never reported it"
     assert zygote.pid is not None
     return zygote.pid
 
@@ -56,11 +56,11 @@ def _waiting_zygote(box: Sandbox) -> int:
 def test_the_prestarted_zygote_is_the_one_that_serves_the_next_job(mini):
     with Sandbox() as box:
         _check_one(box, mini)
-        box.stop()
+        box.end(End.SUBMISSION)
         box.prestart(commands.job(mini))
         waiting = _waiting_zygote(box)
         _check_one(box, mini)
-        assert box._zygote == waiting, "the job went to the zygote started ahead of it"
+        assert box.zygote is not None and box.zygote.pid == waiting, "the job went to the zygote started ahead of it"
 
 
 def test_a_prestarted_zygote_that_died_while_waiting_is_replaced(mini):
@@ -73,7 +73,7 @@ def test_a_prestarted_zygote_that_died_while_waiting_is_replaced(mini):
         # Reaped (the warden waits for them, and reports it), they leave /proc.
         assert wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in killed))
         _check_one(box, mini)
-        assert box._zygote != waiting
+        assert box.zygote is not None and box.zygote.pid != waiting
 
 
 def test_a_prestart_for_other_limits_is_replaced_and_leaves_no_folder(mini):
@@ -84,7 +84,7 @@ def test_a_prestart_for_other_limits_is_replaced_and_leaves_no_folder(mini):
         _check_one(box, mini)
         assert not waiting.exists(), "the prestarted zygote's folder went with it"
         serving = box.job_dir
-        box.stop()
+        box.end(End.SUBMISSION)
         box.prestart(commands.job(mini))
         last, warden = box.job_dir, box.process.pid
     assert serving is not None and not serving.exists()
@@ -97,10 +97,10 @@ def test_a_job_folder_is_gone_with_its_container_before_the_grader_hears_of_it(m
     # (SIGKILL in the middle of a batch) leaves no copy of a submission in the temp folder.
     with Sandbox() as box:
         _check_one(box, mini)
-        zygote, folder = box._current, box.job_dir
+        zygote, folder = box.zygote, box.job_dir
         assert zygote is not None and folder is not None and folder.is_dir()
         # The submission is in the zygote's own tmpfs where it has a mount namespace, else in the folder.
         assert ("mount-namespace" in box.isolation) != (folder / "squares.py").exists()
-        box.kill_submission()
-        assert box._pump(lambda: zygote.ended is not None, time.monotonic() + 10.0), "no report of its end"
+        box.end(End.KILL)
+        assert box.pump(lambda: zygote.ended is not None, time.monotonic() + 10.0), "no report of its end"
         assert not folder.exists()

@@ -11,7 +11,8 @@ from made_assignments import load_made, scenario_assignment
 
 from grader.formats import ReadContext
 from grader.runner import execute
-from grader.sandbox.launcher import QUEUED_AHEAD, Sandbox
+from grader.sandbox.launcher import Sandbox
+from grader.sandbox.scheduler import QUEUED_AHEAD
 from grader.submission import read_submission
 from grader.visibility import Scope
 

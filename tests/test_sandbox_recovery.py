@@ -36,10 +36,10 @@ def test_twenty_instant_timeouts_in_a_row_then_a_scenario_that_passes(mini):
     with Sandbox() as box:
         warden = box.process.pid
         for attempt in range(21):
-            box.send_job(MINI / "squares.py", "squares", commands.job(mini), source=source)
-            assert box.wait_ready(mini.limits.import_time).ok, attempt
+            box.begin(MINI / "squares.py", "squares", commands.job(mini), source=source)
+            assert box.runs.wait_ready(mini.limits.import_time).ok, attempt
             seconds = 0.0 if attempt < 20 else 5.0   # no time at all: killed while it reads its command
-            (_, outcome), = box.run_all([(index, seconds, payload)])
+            (_, outcome), = box.runs.run_all([(index, seconds, payload)])
             if attempt < 20:
                 assert outcome.timed_out, attempt
             else:
@@ -91,8 +91,8 @@ def test_a_warden_killed_mid_submission_is_replaced_and_the_rest_still_run(mini,
     with Sandbox() as box:
         first = box.process.pid
         killer = threading.Timer(0.3, lambda: os.kill(first, signal.SIGKILL))
-        box.send_job(path, "squares", commands.job(mini))  # the warden starts up...
-        box.wait_ready(10.0)
+        box.begin(path, "squares", commands.job(mini))  # the warden starts up...
+        box.runs.wait_ready(10.0)
         killer.start()   # ...and dies while square_values sleeps
         result = grade_submission(path, mini, seed=1, sandbox=box)
         killer.join()

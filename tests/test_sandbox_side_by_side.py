@@ -90,9 +90,9 @@ def test_runs_side_by_side_get_their_own_inputs_and_programs(tmp_path):
     source = (tmp_path / "many" / "squares.py").read_bytes()
     programs = assignment.select(Scope.PUBLIC)
     with Sandbox(at_once=2) as box:
-        box.send_job(tmp_path / "many" / "squares.py", "squares", commands.job(assignment), source=source)
-        assert box.wait_ready(5).ok
-        outcomes = list(box.run_all((index, 2.0, commands.run(index, program, {}))
+        box.begin(tmp_path / "many" / "squares.py", "squares", commands.job(assignment), source=source)
+        assert box.runs.wait_ready(5).ok
+        outcomes = list(box.runs.run_all((index, 2.0, commands.run(index, program, {}))
                                     for index, program in enumerate(programs)))
     assert [index for index, _ in outcomes] == list(range(9))
     assert [outcome.observations["n"] for _, outcome in outcomes] == list(range(9))

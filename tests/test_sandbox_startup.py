@@ -47,16 +47,16 @@ def _cgroup_of(pid: int, controller: str) -> str:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (cgroups)")
 def test_the_warden_is_moved_into_its_memory_cgroup_before_its_first_zygote(mini):
     with Sandbox() as box:
-        move = box._warden_move
+        move = box._cgroup.warden_move
         if move is None:
             pytest.skip("no cgroup v1 memory folder here")
         assert move.done(), "the move failed"
         folder = str(move.folder)
         warden = box.process.pid
         assert folder.endswith(_cgroup_of(warden, "memory")), "the warden is not in its memory cgroup"
-        box.send_job(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
-        assert box.wait_ready(mini.limits.import_time).ok
-        zygote = box._zygote
+        box.begin(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
+        assert box.runs.wait_ready(mini.limits.import_time).ok
+        zygote = box.zygote.pid if box.zygote is not None else None
         assert zygote is not None
         assert folder.endswith(_cgroup_of(zygote, "memory")), "the zygote was not born in the memory cgroup"
         assert "memory-limit" in box.isolation
@@ -71,9 +71,9 @@ def test_a_warden_that_dies_before_the_move_leaves_a_sandbox_that_still_starts(m
         box.process.kill()
         box.process.wait()
         deadline = time.monotonic() + 10
-        box._pump(lambda: box._warden_dead, deadline)
-        box.send_job(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
-        assert box.wait_ready(mini.limits.import_time).ok
+        box.pump(lambda: box.warden_dead, deadline)
+        box.begin(MINI / "squares.py", "squares", commands.job(mini), source=(MINI / "squares.py").read_bytes())
+        assert box.runs.wait_ready(mini.limits.import_time).ok
 
 
 def test_scenario_processes_have_the_collector_on_and_the_start_up_frozen(tmp_path):

@@ -7,7 +7,7 @@ its strings cut and lone surrogates replaced (decoding), and here every message 
 into a fixed slot (the first ``sandbox`` and import message, one result and one exit per run, a
 few forbidden module names) or counted and dropped; bytes and messages are counted per run and
 per submission, and past a budget the intake says so (:attr:`Intake.exceeded`), and the
-launcher kills the zygote. Every step is O(1) per message.
+scheduler kills the zygote. Every step is O(1) per message.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class IsolationPlan:
             os.chown(job_dir, self.uid, self.uid)
 
     def child_config(self, job_dir: Path) -> dict:
-        """The plan as the warden and the zygote read it (no submission data: see Sandbox.send_job)."""
+        """The plan as the warden and the zygote read it (no submission data: see Sandbox.begin)."""
         config: dict = {"uid": self.uid, "gid": self.uid, "nproc": self.nproc, "file_size_mb": FILE_SIZE_MB,
                         "namespaces": self.namespaces, "seccomp": self.seccomp, "job_dir": str(job_dir),
                         "job_folder_mb": JOB_FOLDER_MB, "job_folder_files": JOB_FOLDER_FILES}

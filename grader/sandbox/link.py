@@ -4,7 +4,8 @@ A :class:`ZygoteLink` lives exactly as long as its zygote. It reads the zygote's
 blocking: results go to its :class:`~grader.sandbox.intake.Intake` (bounded), output to bounded
 :class:`Capture` objects, and what the grader sends (the job, then each run's command) waits in an
 outbox that the pump writes as the zygote reads, so the grader never blocks on a zygote that is
-itself blocked writing output nobody reads. The process driver is :mod:`grader.sandbox.launcher`.
+itself blocked writing output nobody reads. Its life is :mod:`grader.sandbox.launcher`'s, the runs
+it carries :mod:`grader.sandbox.scheduler`'s.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ZygoteLink:
         self.pid: int | None = None        # as the warden reported it (None: not started yet)
         self.reaper: int | None = None     # process 1 of its container (None: the zygote is the warden's child)
         self.ended: dict | None = None     # the warden's report that its container is over
+        self.given_up = False              # it never said it started: wait for nothing more from it
         self._selector = selector
         self._outbox = bytearray()         # bytes for the job pipe, written as it takes them
         # Where output read now goes, per stream: the zygote's own pipes (import time, and anything
@@ -59,6 +61,7 @@ class ZygoteLink:
         self.captures = (Capture(0), Capture(0))
         self.channel_captures = [(Capture(0), Capture(0)) for _ in pipes.channels_r]
         self.channel_tokens: list[int | None] = [None for _ in pipes.channels_r]  # the run each channel is for
+        self._next_channel = 0
         self._roles: dict[int, tuple] = {pipes.results_r: ("results",), pipes.out_r: ("own", 0),
                                          pipes.err_r: ("own", 1)}
         for number, (out_r, err_r, res_r) in enumerate(pipes.channels_r):
@@ -74,8 +77,20 @@ class ZygoteLink:
         """Whether the zygote said (before any student code ran) that it has a PID namespace."""
         return "pid-namespace" in self.intake.isolation
 
+    @property
+    def gone(self) -> bool:
+        """Nothing more will come from it: the warden reported it over, or it was given up on."""
+        return self.ended is not None or self.given_up
+
     def owns(self, fd: int) -> bool:
         return fd in self._roles or fd == self.pipes.job_w
+
+    def next_channel(self) -> int:
+        """The output channel for the next run: each in turn, so a channel is reused only after
+        every other one (by then its run has been collected)."""
+        channel = self._next_channel
+        self._next_channel = (channel + 1) % len(self.channel_captures)
+        return channel
 
     # ------------------------------------------------------------------ the job pipe
 

@@ -119,7 +119,7 @@ class ZygotePipes:
         self.err_r, self.err_w = os.pipe()
         # Each run gets one of the channels, in turn: an output pipe, an error pipe and a result
         # pipe, so that what a scenario still running writes is never taken for another's, the one
-        # before it or one running beside it (see Sandbox.run_all).
+        # before it or one running beside it (see Scheduler.run_all).
         self.channels_r: list[tuple[int, int, int]] = []
         self._channels_w: list[int] = []
         for _ in range(channels):
