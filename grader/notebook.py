@@ -106,8 +106,9 @@ def find_notebook(namespace: dict) -> Path:
     if told:
         raise UsageError(f"Jupyter says this kernel runs {told[0]}, which is not in {Path.cwd()}: pass the "
                          f"notebook's path, e.g. %grader check {Path(told[0]).name}")
+    here = sorted(path.name for path in Path.cwd().glob("*.ipynb"))[:3] or ["NAME.ipynb"]
     raise UsageError("cannot tell which notebook this kernel runs (Jupyter did not say, as under nbconvert or a "
-                     "plain IPython): pass its name, e.g. %grader check autodiff.ipynb")
+                     f"plain IPython): pass its name: {' or '.join(f'%grader check {name}' for name in here)}")
 
 
 def save_and_wait(path: Path, wait: float | None = None) -> bool:

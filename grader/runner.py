@@ -25,7 +25,7 @@ from grader.outcomes import ImportOutcome, RunOutcome
 from grader.sandbox.launcher import End, Sandbox
 from grader.sandbox.scheduler import RunRequest
 from grader.spec import Assignment, Plan, ScenarioPlan, ScenarioSpec
-from grader.submission import Submission, read_submission
+from grader.submission import Submission, forbidden_because, read_submission
 from grader.version import __version__
 from grader.visibility import Scope, Visibility
 
@@ -234,7 +234,7 @@ def judge_run(run: Run, assignment: Assignment) -> SubmissionResult:
     error = run.error
     if run.forbidden:
         error = (f"{run.submission.name} tried to import {run.forbidden[0]!r}, which this assignment "
-                 f"does not allow; the point is to write the gradients yourself")
+                 f"does not allow{forbidden_because(assignment.forbidden_reason)}")
     return _result(assignment, run, tuple(results), error)
 
 

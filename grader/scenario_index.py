@@ -31,6 +31,19 @@ FIELDS: dict[str, type | tuple[type, ...]] = {
     "params": (bool, type(None)), "globals": (list, type(None))}
 
 
+# A program's def line, up to its first parameter (comments may sit between them).
+_FIRST_PARAMETER = r"\s*(?:async\s+)?def\s+\w+\s*\(\s*(?:#[^\n]*\n\s*)*([A-Za-z_]\w*)"
+
+
+def module_parameter(program: str) -> str | None:
+    """The name a program (its source, from its ``def`` line on) takes the student's module by: its
+    first parameter, None when it has no plain one. The spec checks it against ``module_alias``;
+    feedback names it beside the program."""
+    import re
+    found = re.match(_FIRST_PARAMETER, program)
+    return found[1] if found else None
+
+
 @functools.lru_cache(maxsize=8)
 def functions(text: str) -> tuple[dict, ...]:
     """The records of every function ``text`` defines, in order of their ``def`` lines (never

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import grader.python_ast as python_ast
 from grader.errors import SpecError
 from grader.records import record
+from grader.scenario_index import module_parameter
 from grader.spec_yaml import Field, Fields, MarkedDict, MarkedList, did_you_mean
 from grader.visibility import Scope, Visibility
 
@@ -50,10 +51,21 @@ def _at_least(low):
     return lambda value: None if value >= low else f"must be at least {low}"
 
 
+def _one_line(value: str) -> str | None:
+    return None if value.strip() and "\n" not in value else "must be one line of text"
+
+
+def _identifier(value: str) -> str | None:
+    import keyword
+    if value.isidentifier() and not keyword.iskeyword(value):
+        return None
+    return "must be a Python name (letters, digits and _)"
+
+
 PUBLIC_FIELDS = {
-    "id": Field((str,), True, describe="a short identifier such as autodiff"),
+    "id": Field((str,), True, describe="a short identifier (letters, digits, _ or -)"),
     "title": Field((str,), True, describe="text"),
-    "submission": Field((str,), True, describe="the file name students submit, such as autodiff.py"),
+    "submission": Field((str,), True, describe="the file name students submit, ending in .py"),
     "scenario_file": Field((str,), True, describe="the Python file beside this one that defines the scenarios"),
     "total_points": Field(NUMBER, describe="a number: the points of public and hidden scenarios together",
                           check=_at_least(0)),
@@ -62,6 +74,13 @@ PUBLIC_FIELDS = {
     "memory_limit_mb": Field((int,), default=1024, describe="MiB of address space per process", check=_at_least(64)),
     "output_limit_kb": Field((int,), default=64, describe="KiB of stdout/stderr kept per scenario", check=_at_least(1)),
     "forbidden_imports": Field((list,), default=(), describe="a list of module names"),
+    # The exercise's own words, for the grader's messages (a generic grader names no exercise's API).
+    "module_alias": Field((str,), describe="the name every scenario program takes the student's module by (its "
+                          "first parameter), shown beside a program", check=_identifier),
+    "forbidden_reason": Field((str,), default="", describe="one line: why the forbidden imports are forbidden, "
+                              "said after the import a submission tried", check=_one_line),
+    "handout_command": Field((str,), describe="one line: the command that makes the handout file and its "
+                             "provided.json, named when provided.json no longer fits the tasks", check=_one_line),
     "notebook_cells": Field((str,), default="definitions",
                             describe="definitions or all: which top-level code of a notebook submission is graded",
                             check=lambda v: None if v in ("definitions", "all") else "must be definitions or all"),
@@ -76,13 +95,14 @@ HIDDEN_FIELDS = {
 TASK_FIELDS = {
     "id": Field((str,), True, describe="an identifier"),
     "title": Field((str,), True, describe="text"),
-    "functions": Field((list,), default=(), describe="the student's functions, e.g. [Tensor.detach, stop_gradient]"),
+    "functions": Field((list,), default=(), describe="a list of the student's functions (name or Class.method)"),
 }
 SCENARIO_FIELDS = {
     "id": Field((str,), True, describe="the name of the scenario's program function"),
     "title": Field((str,), True, describe="one line saying what the scenario checks"),
     "task": Field((str,), True, describe="the id of a task"),
-    "points": Field(NUMBER, True, describe="a number of points (0 for a provided-engine check)", check=_at_least(0)),
+    "points": Field(NUMBER, True, describe="a number of points (0 for a check of the provided code)",
+                    check=_at_least(0)),
     "visibility": Field((str,), describe="public or hidden"),
     "time_limit": Field(NUMBER, describe="seconds (overrides the assignment's time_limit)", check=_positive),
 }
@@ -156,6 +176,7 @@ class Plan:
     files: tuple[AssignmentFile, ...] = field(repr=False, default=())  # what a remote worker needs
     hidden_directory: Path | None = None
     notebook_cells: str = "definitions"  # "all": a notebook's every cell runs, as Jupyter's Run All
+    forbidden_reason: str = ""  # why its forbidden imports are, in the exercise's words ("" says nothing)
     # The handout's provided parts (name, digest of its syntax tree, SHA-256 of a function's lines),
     # from provided.json: what a submission's engine is compared with (grader.provided). Empty when
     # the assignment ships no fingerprint.
@@ -234,26 +255,28 @@ def plan_of(public: SpecText, hidden: SpecText | None, *, directory: Path, hidde
                         f"{Path(public.path).parent / top['scenario_file']} does not exist")
     if public.scenario_path is None or top["scenarios"] is None:
         checker.raise_if_any()
-    scenarios = _scenarios(checker, public, top["scenarios"], tasks, Visibility.PUBLIC, limits)
+    alias = top["module_alias"]
+    scenarios = _scenarios(checker, public, top["scenarios"], tasks, Visibility.PUBLIC, limits, alias)
     if hidden is not None:
-        scenarios += _hidden_scenarios(hidden, top["id"], tasks, limits, {s.id for s in scenarios})
+        scenarios += _hidden_scenarios(hidden, top["id"], tasks, limits, {s.id for s in scenarios}, alias)
     total = top["total_points"]
     if hidden is not None and total is not None and abs(sum(s.points for s in scenarios) - total) > 1e-9:
         raise SpecError(public.path, public.document.lines.get("total_points"), "total_points",
                         f"is {total} but the public and hidden scenarios add up to {sum(s.points for s in scenarios)}")
-    parts = _provided(provided, tasks)
+    parts = _provided(provided, tasks, top["handout_command"])
     return Plan(id=top["id"], title=top["title"], submission=top["submission"], directory=directory,
                 tasks=tuple(tasks), scenarios=scenarios, limits=limits, forbidden_imports=forbidden,
                 total_points=total, digest=digest, files=files, hidden_directory=hidden_directory, provided=parts,
-                notebook_cells=top["notebook_cells"])
+                notebook_cells=top["notebook_cells"], forbidden_reason=top["forbidden_reason"])
 
 
-def _provided(provided, tasks: list[Task]) -> tuple[HandoutPart, ...]:
+def _provided(provided, tasks: list[Task], handout_command: str | None) -> tuple[HandoutPart, ...]:
     """The fingerprint's parts, once it is known to be for these tasks' functions."""
     if provided is None:
         return ()
     path, content = provided
-    regenerate = "regenerate it from the handout (python solutions/make_stub.py, or grader release)"
+    how = handout_command or "grader.provided.fingerprint(handout, the tasks' functions)"
+    regenerate = f"regenerate it from the handout ({how})"
     if isinstance(content, str):
         raise SpecError(path, None, None, f"cannot be read: {content}; {regenerate}")
     student, parts = content
@@ -314,8 +337,10 @@ def _forbidden(checker: Fields, raw) -> tuple[str, ...]:
 
 
 def _scenarios(checker: Fields, spec: SpecText, raw, tasks: list[Task], visibility: Visibility,
-               limits: Limits) -> tuple[ScenarioPlan, ...]:
-    """The scenario list of one spec file joined with its scenario file's programs (by the index).
+               limits: Limits, alias: str | None) -> tuple[ScenarioPlan, ...]:
+    """The scenario list of one spec file joined with its scenario file's programs (by the index);
+    each program takes the student's module as ``alias`` (the assignment's ``module_alias``) when
+    there is one.
 
     Raises every problem found so far in ``checker`` (the spec's own included) at once."""
     assert spec.scenario_path is not None
@@ -350,6 +375,7 @@ def _scenarios(checker: Fields, spec: SpecText, raw, tasks: list[Task], visibili
                             _visibility_problem(shown, visibility))
         if record is not None and sid not in {r.id for r in result}:
             source = textwrap.dedent("".join(lines[record["line"] - 1: record["end"]]))
+            _check_alias(checker, spec.scenario_path, record, source, alias)
             time_limit = values["time_limit"] if values["time_limit"] is not None else limits.time
             result.append(ScenarioPlan(sid, values["title"] or sid, values["task"] or "",
                                        float(values["points"] or 0), visibility, float(time_limit), source,
@@ -378,6 +404,17 @@ def _check_program(checker: Fields, path: str, record: dict) -> None:
             "a program may use only its arguments, np, attempt, plain and builtins"))
 
 
+def _check_alias(checker: Fields, path: str, record: dict, source: str, alias: str | None) -> None:
+    """The program takes the student's module under the assignment's ``module_alias``: feedback
+    names it beside the program ("What the scenario ran (m is your module)")."""
+    named = module_parameter(source)
+    if alias is not None and record["params"] and named != alias:
+        checker.problems.append(SpecError(path, record["line"], record["name"], (
+            f"the program takes the student's module as {named!r}" if named else
+            "the program's first parameter is not a plain name") +
+            f", but assignment.yaml's module_alias is {alias!r}: name its first parameter {alias}"))
+
+
 def _visibility_problem(given: str, expected: Visibility) -> str:
     if given not in (Visibility.PUBLIC.value, Visibility.HIDDEN.value):
         return f"must be public or hidden, got {given!r}"
@@ -388,7 +425,7 @@ def _visibility_problem(given: str, expected: Visibility) -> str:
 
 
 def _hidden_scenarios(hidden: SpecText, assignment_id: str, tasks: list[Task], limits: Limits,
-                      public_ids: set[str]) -> tuple[ScenarioPlan, ...]:
+                      public_ids: set[str], alias: str | None) -> tuple[ScenarioPlan, ...]:
     checker = Fields(hidden.path)
     top = checker.read(hidden.document, HIDDEN_FIELDS)
     if top["assignment"] is not None and top["assignment"] != assignment_id:
@@ -398,7 +435,7 @@ def _hidden_scenarios(hidden: SpecText, assignment_id: str, tasks: list[Task], l
         checker.problem(hidden.document.lines["scenario_file"], "scenario_file",
                         f"{Path(hidden.path).parent / top['scenario_file']} does not exist")
     checker.raise_if_any()
-    scenarios = _scenarios(checker, hidden, top["scenarios"], tasks, Visibility.HIDDEN, limits)
+    scenarios = _scenarios(checker, hidden, top["scenarios"], tasks, Visibility.HIDDEN, limits, alias)
     clash = sorted(public_ids & {s.id for s in scenarios})
     if clash:
         raise SpecError(hidden.path, hidden.document.lines["scenarios"], "scenarios",

@@ -78,14 +78,14 @@ def read_submission(path: Path, forbidden: tuple[str, ...] = (), context: ReadCo
         module = kind.read(path, data, context)
     except FormatProblem as problem:
         return _with(read, str(problem))
-    return _checked(read, module, forbidden)
+    return _checked(read, module, forbidden, context.forbidden_reason)
 
 
 def _with(submission: Submission, problem: str) -> Submission:
     return replace(submission, problem=problem)
 
 
-def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...]) -> Submission:
+def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...], reason: str) -> Submission:
     submission = replace(read, module_file=module.filename, module_text=module.text, warnings=module.warnings,
                          locate=module.locate)
     encoded = len(module.text.encode("utf-8", "surrogatepass"))
@@ -109,9 +109,13 @@ def _checked(read: Submission, module: ModuleSource, forbidden: tuple[str, ...])
     if found:
         line, imported = found[0]
         return _with(submission, f"{_where(name, line, module.locate)}: imports {imported!r}, which this assignment "
-                                 f"does not allow (forbidden: {', '.join(forbidden)}); the point is to write the "
-                                 "gradients yourself")
+                                 f"does not allow (forbidden: {', '.join(forbidden)}){forbidden_because(reason)}")
     return replace(submission, code=code)
+
+
+def forbidden_because(reason: str) -> str:
+    """The assignment's ``forbidden_reason``, as a clause after a refused import ("" when it gives none)."""
+    return f"; {reason}" if reason else ""
 
 
 def _where(name: str, line: int | None, locate: Callable[[int], str] | None) -> str:

@@ -44,6 +44,14 @@ def test_every_result_field_is_documented():
         assert f"`{field.name}`" in README, f"result field {field.name} is not documented in README.md"
 
 
+def test_every_assignment_field_is_documented():
+    from grader import spec
+    reference = README[README.index("`assignment.yaml` fields:"):]
+    for fields in (spec.PUBLIC_FIELDS, spec.TASK_FIELDS, spec.SCENARIO_FIELDS, spec.HIDDEN_FIELDS):
+        for name in fields:
+            assert f"`{name}`" in reference, f"assignment field {name} is not in README.md's reference"
+
+
 def test_the_gradebook_columns_are_documented():
     assert "`student_id`" in README and "`max_score`" in README and "`status`" in README
 

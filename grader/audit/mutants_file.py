@@ -57,7 +57,7 @@ MUTANT_FIELDS = {
     "misconception": Field((str, list, type(None)),
                            describe="a scenario constant's name, a sentence, a list of them, or null"),
     "description": Field((str,), describe="one line saying what the mutant does wrong"),
-    "function": Field((str,), describe="the qualified name of a function of the reference, e.g. Tensor.detach"),
+    "function": Field((str,), describe="the name of a function of the reference (name or Class.method)"),
     "body": Field((str,), describe="the function's new body (the statements after its docstring)"),
     "replace": Field((list, dict), describe="a list of {old, new} textual replacements"),
     "may_cost": Field((list,), describe="a list of other task ids this mutant may cost points in"),

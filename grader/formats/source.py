@@ -37,6 +37,7 @@ class ReadContext:
 
     assignment: str | None = None          # its id: a notebook names the assignment it belongs to
     forbidden: tuple[str, ...] = ()        # its forbidden imports (a notebook keeps those it would drop)
+    forbidden_reason: str = ""             # why they are, in the exercise's words (assignment.yaml)
     # Which notebook statements are graded: "definitions" (the default) or "all" (every cell, as
     # "Run All"): assignment.yaml's `notebook_cells`.
     notebook_cells: str = "definitions"
@@ -46,8 +47,8 @@ class ReadContext:
     @classmethod
     def of(cls, plan: Plan, cache: SpecCache | None = None) -> ReadContext:
         """What ``plan``'s submissions are read with."""
-        return cls(assignment=plan.id, forbidden=plan.forbidden_imports, notebook_cells=plan.notebook_cells,
-                   cache=cache)
+        return cls(assignment=plan.id, forbidden=plan.forbidden_imports, forbidden_reason=plan.forbidden_reason,
+                   notebook_cells=plan.notebook_cells, cache=cache)
 
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")   # the line breaks Python's tokenizer counts (\f and \v are not)

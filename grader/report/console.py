@@ -23,6 +23,7 @@ from grader.report.text import (
     one_line,
     plain,
     points,
+    program_heading,
     provided_notice,
 )
 from grader.results import ScenarioResult, Status, SubmissionResult
@@ -156,7 +157,7 @@ def _explained(result: SubmissionResult, scenario: ScenarioResult, style: Style,
     if feedback.provided_note:
         lines += wrap(feedback.provided_note, "   ", "     ")
     if scenario.program and (verbose or not unfinished(scenario)):
-        lines += ["   What the scenario ran (ad is your module):", *wrap.code(scenario.program)]
+        lines += [f"   {program_heading(scenario.program)}", *wrap.code(scenario.program)]
     if feedback.traceback:
         lines += ["   Your code's traceback:", *wrap.code(feedback.traceback)]
     for name, text in (("stdout", feedback.stdout), ("stderr", feedback.stderr)):

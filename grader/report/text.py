@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 
 from grader.results import ScenarioResult, Status, SubmissionResult
+from grader.scenario_index import module_parameter
 
 Style = Callable[[str, str], str]  # (text, role) -> text; roles: "pass", "fail", "dim", "bold"
 
@@ -35,7 +36,7 @@ def explain(scenario: ScenarioResult, style: Style = plain, show_program: bool =
     if feedback.provided_note:
         lines.append(f"({feedback.provided_note})")
     if show_program and scenario.program:
-        lines += ["", "What the scenario ran (ad is your module):", _indent(scenario.program.rstrip())]
+        lines += ["", program_heading(scenario.program), _indent(scenario.program.rstrip())]
     if feedback.what is not None:
         lines += ["", f"Checked:   {feedback.what}", f"Expected:  {feedback.expected}", f"Got:       {feedback.got}"]
     if feedback.misconception:
@@ -46,6 +47,14 @@ def explain(scenario: ScenarioResult, style: Style = plain, show_program: bool =
         if text.strip():
             lines += ["", f"Captured {name}:", _indent(text.rstrip())]
     return "\n".join(lines)
+
+
+def program_heading(program: str) -> str:
+    """The line above a program shown to a student: ``What the scenario ran (m is your module):``,
+    with the name the program itself gives the student's module (its first parameter, which the spec
+    checks against the assignment's ``module_alias``)."""
+    name = module_parameter(program)
+    return f"What the scenario ran ({name} is your module):" if name else "What the scenario ran:"
 
 
 def import_output(result: SubmissionResult) -> str:
