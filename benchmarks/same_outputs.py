@@ -139,7 +139,7 @@ _LTI_TIMESTAMP = re.compile(r'"timestamp": "[^"]+"')
 
 def _masked(relative: str, text: str, fresh: bool) -> str:
     name = relative.rsplit("/", 1)[-1]
-    if fresh and (relative.split("/")[1] in ("results", "gradescope") or name == "junit.xml"):
+    if fresh and (relative.split("/")[1:2] in (["results"], ["gradescope"]) or name == "junit.xml"):
         if name.endswith(".json"):
             document = json.loads(text)
             document.pop("timings", None)
