@@ -137,9 +137,11 @@ _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json
 @click.option("-v", "--verbose", is_flag=True, help="Also show the isolation achieved and the timings.")
 @click.option("--watch", is_flag=True, help="Check again every time FILE (or the assignment) is saved, in a warm "
                                             "sandbox, until Ctrl-C.")
+@click.option("--task", metavar="ID", help="Check only this task's public scenarios (and the provided engine's "
+                                           "checks), e.g. --task detach.")
 @click.pass_context
 def check(context: click.Context, file: Path | None, assignment_dir: Path | None, output_format: str,
-          as_json: bool, seed: int | None, junit: Path | None, verbose: bool, watch: bool) -> None:
+          as_json: bool, seed: int | None, junit: Path | None, verbose: bool, watch: bool, task: str | None) -> None:
     """Check FILE (default: the assignment's submission file here) on the public scenarios.
 
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug, 130 Ctrl-C
@@ -153,8 +155,8 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             _writable(junit, "--junit")
         if watch:
             _session(context).resume_collector()
-            _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox)
-        checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
+            _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox, task)
+        checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox, task=task)
         result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
         if output_format == "json":
@@ -170,6 +172,9 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             width = shutil.get_terminal_size((80, 24)).columns if terminal else 80
             click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose, width=width),
                        nl=False, color=colours)
+            if task is not None:
+                click.echo(f"Only task {task} was checked (with the provided engine's checks); grader check "
+                           "without --task checks every task.")
         if junit is not None:
             _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
@@ -380,7 +385,7 @@ def _show_gradebooks(written: list[tuple[Path, Gradebook]]) -> None:
 
 
 def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, output_format: str, as_json: bool,
-           junit: Path | None, verbose: bool, sandbox: Sandbox) -> None:
+           junit: Path | None, verbose: bool, sandbox: Sandbox, task: str | None) -> None:
     """``check --watch``: until Ctrl-C (a KeyboardInterrupt, exit status 130)."""
     from grader.errors import UsageError
     from grader.runner import new_seed
@@ -391,7 +396,7 @@ def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, out
     colours = sys.stdout.isatty()
     watch(file, assignment_dir, seed=new_seed() if seed is None else seed, sandbox=sandbox,
           show=lambda text: click.echo(text, nl=False, color=colours),
-          render=console_view(colours=colours, verbose=verbose), clear=colours)
+          render=console_view(colours=colours, verbose=verbose), clear=colours, task=task)
 
 
 def _count(number: int, noun: str) -> str:
