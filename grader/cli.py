@@ -121,7 +121,8 @@ def _gradebook_options(command):
                            help="With --format canvas: the assignment's column, 'Title (assignment id)'. "
                                 "Default: the assignment's title.")(command)
     return command
-_FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json)."
+_FORMAT_HELP = ("console (default), json (our schema), gradescope (results.json), or github-classroom (the console "
+                "report, and the result for GitHub Classroom's autograding reporter appended to $GITHUB_OUTPUT).")
 
 
 @main.command()
@@ -129,7 +130,7 @@ _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json
 @click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path),
               help="The assignment folder (holding assignment.yaml). Default: the folder of FILE, "
                    "or the current folder.")
-@click.option("--format", "output_format", type=click.Choice(["console", "json", "gradescope"]),
+@click.option("--format", "output_format", type=click.Choice(["console", "json", "gradescope", "github-classroom"]),
               default="console", help=f"How to print the result: {_FORMAT_HELP}")
 @click.option("--json", "as_json", is_flag=True, help="Short for --format json.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="Reproduce a run: the seed it printed.")
@@ -153,6 +154,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
         if junit is not None:
             _writable(junit, "--junit")
+        classroom_output = _github_output() if output_format == "github-classroom" and not as_json else None
         if watch:
             _session(context).resume_collector()
             _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox, task)
@@ -175,6 +177,10 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             if task is not None:
                 click.echo(f"Only task {task} was checked (with the provided engine's checks); grader check "
                            "without --task checks every task.")
+        if classroom_output is not None:
+            from grader.report import github_classroom
+            with open(classroom_output, "a", encoding="utf-8") as stream:
+                stream.write(github_classroom.output_line(github_classroom.encoded(result, assignment)))
         if junit is not None:
             _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
@@ -399,6 +405,20 @@ def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, out
           render=console_view(colours=colours, verbose=verbose), clear=colours, task=task)
 
 
+def _github_output() -> Path:
+    """The file a GitHub Actions step appends its outputs to (``$GITHUB_OUTPUT``), refused before the
+    check runs when it is not set or cannot be written."""
+    from grader.errors import UsageError
+    where = os.environ.get("GITHUB_OUTPUT")
+    if not where:
+        raise UsageError("--format github-classroom appends the result to $GITHUB_OUTPUT, which GitHub Actions sets "
+                         "in a workflow step; it is not set here (the console report alone: leave out --format)")
+    path = Path(where)
+    if not path.parent.is_dir() or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"--format github-classroom: $GITHUB_OUTPUT ({where}) cannot be written")
+    return path
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
@@ -519,9 +539,12 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
 @click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
               help="How many seeds the reference must earn every point on.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.option("--github-classroom", is_flag=True,
+              help="Also put GitHub Classroom's workflow in the handout (.github/workflows/classroom.yml): every "
+                   "push runs grader check and reports the points.")
 @click.pass_context
 def release(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path, seeds: int,
-            jobs: int | None) -> None:
+            jobs: int | None, github_classroom: bool) -> None:
     """Build the student handout zip, refusing when it would leak or the rubric is unsound.
 
     The zip holds the exercise folder. Nothing is written when a file holds a hidden scenario's id,
@@ -538,7 +561,8 @@ def release(context: click.Context, assignment_dir: Path, solutions: Path | None
 
         try:
             done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
-                         on_progress=progress_bar(sys.stderr, live=sys.stderr.isatty()).update)
+                         on_progress=progress_bar(sys.stderr, live=sys.stderr.isatty()).update,
+                         github_classroom=github_classroom)
         except ReleaseRefused as refused:
             click.echo(f"Refused: {out} was not written.", err=True)
             for problem in refused.problems:
