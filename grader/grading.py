@@ -87,7 +87,8 @@ class GradeRequest:
                      if problem]
         if self.scheduler is not None and self.jobs is not None:
             problems.append("-j has no meaning with --scheduler: each worker grades as many submissions at once as "
-                            "it declares sandbox slots (dask worker --resources sandbox=N)")
+                            "it has threads (dask worker --nthreads N), or its sandbox resource where it declares "
+                            "one (--resources sandbox=N)")
         return problems
 
 

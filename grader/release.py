@@ -85,7 +85,8 @@ def release(assignment_dir: Path, out: Path, *, solutions_dir: Path | None = Non
                  if finding.kind in BASIC_GUARANTEES]
     if problems:
         raise ReleaseRefused(problems)
-    released = with_the_grader(released, assignment.submission, classroom_id=assignment.id if github_classroom else None)
+    released = with_the_grader(released, assignment.submission,
+                               classroom_id=assignment.id if github_classroom else None)
     atomic.write_bytes(out, zip_bytes(assignment.id, released))  # a reader sees the old zip or the new one
     return Released(out, tuple(path for path, _ in sorted(released)), seeds)
 
