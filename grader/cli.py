@@ -199,6 +199,9 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="The seed of every scenario's inputs. Default: the seed OUT already used, else a random one.")
 @click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
+@click.option("--only", "only", metavar="ID", multiple=True,
+              help="Grade only this student (repeatable; with --force, again, else when its result is not of its "
+                   "submission); every other result is taken as stored, and every output is made again.")
 @click.option("--format", "output_formats", type=click.Choice(["native", *GRADEBOOK_FORMATS]), multiple=True,
               help="Also write (several after one --format, or repeated): gradescope: gradescope/<id>.json "
                    "(results.json format); "
@@ -222,7 +225,7 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
           jobs: int | None, seed: int | None, force: bool, output_formats: tuple[str, ...], hidden_visibility: str,
           junit: Path | None, scheduler: str | None, require_isolation: str | None, shard: str | None,
-          canvas_column: str | None, roster: Path | None, moodle_identity: str) -> None:
+          canvas_column: str | None, roster: Path | None, moodle_identity: str, only: tuple[str, ...]) -> None:
     """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
 
     SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
@@ -244,7 +247,7 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
                                   hidden_visibility=ShownTo(hidden_visibility), lms=_lms_formats(output_formats),
                                   gradebook=gradebook_options(canvas_column, roster, moodle_identity), junit=junit),
             scheduler=scheduler, require_isolation=Requirement.parse(require_isolation) if require_isolation else None,
-            shard=Shard.parse(shard) if shard is not None else None)
+            shard=Shard.parse(shard) if shard is not None else None, only=only)
         graded = grade_class(request, also=[ProgressDisplay(sys.stderr, live=sys.stderr.isatty())])
         batch = graded.batch
         if batch.interrupted:

@@ -75,6 +75,7 @@ class GradeRequest:
     scheduler: str | None = None            # a Dask scheduler's address: grade on its workers
     require_isolation: Requirement | None = None
     shard: Shard | None = None
+    only: tuple[str, ...] = ()              # grade only these students (with force, again); the rest as stored
 
     def problems(self) -> list[str]:
         """Why the request cannot be carried out, seen before the assignment is read."""
@@ -111,7 +112,7 @@ def grade_class(request: GradeRequest, also: Sequence[Output] = ()) -> GradedCla
                          f"{shown(predicted())} (docs/security.md says how to run at a stronger level)")
     report, gradebooks = ClassReport(), LmsGradebooks(request.outputs.lms, request.outputs.gradebook)
     options = BatchOptions(jobs=request.jobs or os.cpu_count() or 1, seed=request.seed, force=request.force,
-                           shard=request.shard)
+                           shard=request.shard, only=frozenset(request.only) if request.only else None)
     with contextlib.ExitStack() as stack:
         executor = None
         if request.scheduler is not None:
