@@ -22,6 +22,7 @@ from pathlib import Path
 from grader.discovery import Discovery, Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
+from grader.lateness import Lateness, marked_late
 from grader.manifest import Manifest
 from grader.outdir import OutputFolder
 from grader.progress import Progress
@@ -44,6 +45,7 @@ class BatchOptions:
     force: bool = False
     shard: Shard | None = None                    # grade only this shard's students (grader.shard)
     only: frozenset[str] | None = None            # grade only these students; take every other result as stored
+    lateness: Lateness | None = None              # --deadline: late marks for names that carry none
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,8 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     found = discover(source, assignment.submission, folder.unpacked, exclude=out)
     if options.shard is not None:
         found = _only(found, options.shard)
+    if options.lateness is not None:
+        found = marked_late(found, options.lateness)
     start = BatchStart(folder, found.identities)
     refusals = [*_selection_problems(options, found, folder), *announce.check(start)]
     if refusals:

@@ -220,12 +220,27 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--shard", metavar="I/N",
               help="Grade only shard I of N (1 to N, by a hash of the student id: the same slice on every "
                    "machine and rerun); needs --seed. grader merge puts the shards' folders together.")
+@click.option("--deadline", metavar="WHEN",
+              help="Mark late the submissions handed in after WHEN (2026-03-01T23:59, this machine's time zone, "
+                   "or with an offset), by the --roster worksheet's submission times or the files' own, where "
+                   "the names carry no late mark (Canvas's do).")
+@click.option("--late-penalty", type=click.FloatRange(0, 100), metavar="P",
+              help="Take P% off a late submission's score in the gradebooks (gradebook.csv keeps the score, the "
+                   "penalty and the final score; the LMS files get the final one). Default: none, as LMSes apply "
+                   "their own late policies.")
+@click.option("--overrides", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="FILE",
+              help="A CSV of student_id,points,comment[,scenario]: set a student's score (or one scenario's "
+                   "points) in the gradebooks, the summary and the report; the stored results are not changed.")
+@click.option("--missing", type=click.Choice(["leave", "zero"]), default="leave", show_default=True,
+              help="The --roster's students who submitted nothing: leave their LMS grade alone, or give them 0 "
+                   "('no submission') in the LMS gradebooks, listed in the summary and the report.")
 @_gradebook_options
 @click.pass_context
 def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
           jobs: int | None, seed: int | None, force: bool, output_formats: tuple[str, ...], hidden_visibility: str,
           junit: Path | None, scheduler: str | None, require_isolation: str | None, shard: str | None,
-          canvas_column: str | None, roster: Path | None, moodle_identity: str, only: tuple[str, ...]) -> None:
+          canvas_column: str | None, roster: Path | None, moodle_identity: str, only: tuple[str, ...],
+          deadline: str | None, late_penalty: float | None, overrides: Path | None, missing: str) -> None:
     """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
 
     SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
@@ -236,18 +251,22 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     with _errors_to_exit_codes(context):
         from grader.grading import GradeRequest, OutputOptions, grade_class
         from grader.isolation_level import Requirement
+        from grader.lateness import lateness_of, parse_deadline
         from grader.report.gradebook import render_summary
         from grader.report.lms_files import gradebook_options
         from grader.report.progress import ProgressDisplay
         from grader.shard import Shard
 
+        books = gradebook_options(canvas_column, roster, moodle_identity)
         request = GradeRequest(
             submissions, assignment_dir, out, solutions, jobs=jobs, seed=seed, force=force,
             outputs=OutputOptions(gradescope="gradescope" in output_formats,
                                   hidden_visibility=ShownTo(hidden_visibility), lms=_lms_formats(output_formats),
-                                  gradebook=gradebook_options(canvas_column, roster, moodle_identity), junit=junit),
+                                  gradebook=books, junit=junit, overrides=overrides, late_penalty=late_penalty,
+                                  missing_zero=missing == "zero"),
             scheduler=scheduler, require_isolation=Requirement.parse(require_isolation) if require_isolation else None,
-            shard=Shard.parse(shard) if shard is not None else None, only=only)
+            shard=Shard.parse(shard) if shard is not None else None, only=only,
+            lateness=lateness_of(parse_deadline(deadline), books.roster) if deadline is not None else None)
         graded = grade_class(request, also=[ProgressDisplay(sys.stderr, live=sys.stderr.isatty())])
         batch = graded.batch
         if batch.interrupted:
@@ -259,11 +278,12 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
             context.exit(ExitCode.INTERRUPTED)
         click.echo(f"Graded {_count(batch.graded, 'submission')} ({batch.reused} unchanged since the last run) "
                    f"with seed {batch.seed} into {out}" + (f" (shard {request.shard})" if request.shard else "") + "\n")
-        click.echo(render_summary(batch.summary), nl=False)
+        click.echo(render_summary(graded.summary, "by the LMS or after --deadline" if deadline else "by the LMS"),
+                   nl=False)
         assert graded.report is not None
         click.echo(f"\nReport: {graded.report.html}")
         _show_gradebooks(graded.gradebooks)
-        context.exit(ExitCode.FAILED if batch.summary.ungradable else ExitCode.OK)
+        context.exit(ExitCode.FAILED if graded.summary.ungradable else ExitCode.OK)
 
 
 @main.command(cls=SeveralValuesCommand)

@@ -71,17 +71,28 @@ class BatchEnd:
 
 class Completed:
     """A whole class in ``folder``, with its ``summary`` (None: the folder's ``summary.json``);
-    :meth:`class_data` reads its stored results, once for every output that asks."""
+    :meth:`class_data` reads its stored results, once for every output that asks, and gives them as
+    :meth:`adjusted` (as stored here; an adjusting output's event adjusts them,
+    :mod:`grader.report.adjusted`)."""
 
     def __init__(self, folder: OutputFolder, summary: ClassSummary | None = None):
         self.folder, self.summary = folder, summary
         self._data: ClassData | None = None
 
     def class_data(self) -> ClassData:
-        """The class as :meth:`grader.outdir.OutputFolder.load_class` reads it (identities included)."""
+        """The class as :meth:`grader.outdir.OutputFolder.load_class` reads it (identities included),
+        :meth:`adjusted`."""
         if self._data is None:
-            self._data = self.folder.load_class(summary=self.summary)
+            self._data = self.adjusted(self.folder.load_class(summary=self.summary))
         return self._data
+
+    def adjusted(self, data: ClassData) -> ClassData:
+        """``data`` (read from the stored results) as the outputs are to show it."""
+        return data
+
+    def row_of(self, row: StudentRow) -> StudentRow:
+        """One student's row (made from a stored result) as the outputs are to show it."""
+        return row
 
 
 class Output:
