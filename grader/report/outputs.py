@@ -24,9 +24,10 @@ needs (a new gradebook format writes its file at ``completed``, as the LMS grade
 by :meth:`grader.grading.OutputOptions.outputs` or handed to the batch; its options and their
 rules sit with :class:`~grader.grading.OutputOptions`, its refusals in its ``check``. An output
 that must see results otherwise than as stored (an override, a late penalty) is an output
-wrapping the others, changing each event before it passes it on. A rerun whose results are all
-reused already makes every output again from the stored results through these hooks (so would a
-regrade of a few students, the others reused).
+wrapping the others, changing each event before it passes it on (:mod:`grader.report.adjusted`:
+the rows of ``finished``, and the class of ``completed`` through :meth:`Completed.adjusted`). A
+rerun whose results are all reused already makes every output again from the stored results
+through these hooks, as does a regrade of a few students (``grade --only``), the others reused.
 """
 
 from __future__ import annotations
