@@ -310,11 +310,17 @@ def test_the_documented_commands_over_tls(local_runs, tmp_path):
         assert refused.returncode == 2 and "cannot reach a Dask scheduler there" in refused.stderr, refused.stderr
         assert not (tmp_path / "out2" / "results").exists()
     finally:
-        for process in processes:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
-            process.wait(timeout=60)
+        stop(processes)
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    """End the dask processes a test started (each the leader of a session of its own: its nanny's
+    worker processes too)."""
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        process.wait(timeout=60)
 
 
 def _free_port() -> int:
@@ -354,8 +360,4 @@ def test_a_stock_scheduler_and_worker_as_they_come_with_a_worker_killed_midway(l
         for name in DERIVED:
             assert (out / name).read_bytes() == (local["plain"] / name).read_bytes(), name
     finally:
-        for started in processes:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(started.pid, signal.SIGTERM)
-        for started in processes:
-            started.wait(timeout=60)
+        stop(processes)
