@@ -303,7 +303,8 @@ def report(context: click.Context, out: Path, html_path: Path | None, with_stude
     """Write the class report of OUT (a grader grade output folder) from its stored results.
 
     One self-contained HTML file (plots, statistics, misconceptions; readable offline), every table
-    as CSV in OUT/report/, and on request the students' pages. Nothing is regraded.
+    as CSV in OUT/report/, and on request the students' pages. Nothing is regraded; the overrides,
+    late penalty and --missing the last grader grade was given apply here too.
     """
     with _errors_to_exit_codes(context):
         from grader.grading import report_class
