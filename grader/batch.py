@@ -8,7 +8,8 @@ keeps itself in the output folder (:mod:`grader.outdir`, which documents the lay
 the seed, the students' identities, and the manifest of a finished class. A rerun skips each
 submission whose result exists for the same submission content, assignment content, seed and
 grader version, so a batch killed at any moment (SIGKILL included) and rerun ends with the same
-outputs as an uninterrupted one.
+outputs as an uninterrupted one. Which submissions a run grades is decided per submission by
+:func:`_stored_for` (``--force``: all; ``--only``: those named, every other result taken as stored).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from grader.discovery import Discovery, Found, discover
 from grader.errors import UsageError
 from grader.executor import Executor, GradingJob, LocalExecutor
+from grader.lateness import Lateness, marked_late
 from grader.manifest import Manifest
 from grader.outdir import OutputFolder
 from grader.progress import Progress
@@ -42,6 +44,8 @@ class BatchOptions:
     seed: int | None = None
     force: bool = False
     shard: Shard | None = None                    # grade only this shard's students (grader.shard)
+    only: frozenset[str] | None = None            # grade only these students; take every other result as stored
+    lateness: Lateness | None = None              # --deadline: late marks for names that carry none
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +73,10 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     found = discover(source, assignment.submission, folder.unpacked, exclude=out)
     if options.shard is not None:
         found = _only(found, options.shard)
+    if options.lateness is not None:
+        found = marked_late(found, options.lateness)
     start = BatchStart(folder, found.identities)
-    refusals = announce.check(start)
+    refusals = [*_selection_problems(options, found, folder), *announce.check(start)]
     if refusals:
         raise UsageError("\n".join(refusals))
     folder.save_identities(found.identities)
@@ -90,7 +96,7 @@ def grade_batch(source: Path, assignment: Assignment, out: Path, options: BatchO
     todo: deque[Found] = deque()
     while pending:
         item = pending.popleft()
-        previous = None if options.force else _reusable(folder, item, assignment, seed)
+        previous = _stored_for(folder, item, assignment, seed, options)
         if previous is None:
             todo.append(item)
             continue
@@ -158,6 +164,36 @@ def _only(found: Discovery, shard: Shard) -> Discovery:
                      {student: why for student, why in found.problems.items() if shard.holds(student)},
                      found.ignored,
                      {student: who for student, who in found.identities.items() if shard.holds(student)})
+
+
+def _stored_for(folder: OutputFolder, item: Found, assignment: Assignment, seed: int,
+                options: BatchOptions) -> SubmissionResult | None:
+    """The stored result this run takes for ``item`` (None: grade it). A student ``--only`` does not
+    name keeps the result stored (it is not graded, nor its file rewritten), whatever it was graded
+    from; one it names, or every student with ``--force``, is graded again; else a result is reused
+    when it is for this very content, assignment, seed and grader."""
+    if options.only is not None and item.student_id not in options.only:
+        return folder.stored(item.student_id)   # None only for a file that cannot be read: then it is graded
+    return None if options.force else _reusable(folder, item, assignment, seed)
+
+
+def _selection_problems(options: BatchOptions, found: Discovery, folder: OutputFolder) -> list[str]:
+    """Why ``--only`` cannot be carried out: a student SUBMISSIONS does not have (with "did you mean"),
+    or others without a result in OUT (an --only run grades none of them)."""
+    if options.only is None:
+        return []
+    from grader.spec_yaml import did_you_mean
+    graded = {item.student_id for item in found.submissions}
+    known = graded | set(found.problems)
+    problems = [f"--only {student}: no such student in the submissions{did_you_mean(student, sorted(known))}"
+                for student in sorted(options.only - known)]
+    missing = sorted(student for student in graded - options.only if not folder.result_file(student).is_file())
+    if missing and not problems:
+        listed = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        problems.append(f"--only grades only the students it names, and {listed} "
+                        f"{'have' if len(missing) > 1 else 'has'} no result in {folder.path} yet: grade the class "
+                        "without --only first")
+    return problems
 
 
 def _reusable(folder: OutputFolder, item: Found, assignment: Assignment, seed: int) -> SubmissionResult | None:

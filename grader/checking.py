@@ -1,4 +1,5 @@
-"""``grader check`` as a library call: find the file and the assignment, grade the public scenarios.
+"""``grader check`` as a library call: find the file and the assignment, grade the public scenarios
+(of one task, with ``--task``).
 
 The sandbox runs the programs from the assignment's plan while a thread loads the checks
 (:class:`~grader.loading.Loading`); both come from one reading of the files.
@@ -6,9 +7,10 @@ The sandbox runs the programs from the assignment's plan while a thread loads th
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from grader.errors import UsageError
 from grader.formats import ReadContext
@@ -24,6 +26,8 @@ from grader.visibility import Scope
 
 if TYPE_CHECKING:
     from grader.results import SubmissionResult
+
+P = TypeVar("P", bound=Plan)
 
 
 @record
@@ -90,24 +94,63 @@ def _nearby(folder: Path, wanted: str, submission: str) -> str:
 
 
 def run_check(file: Path | None, assignment_dir: Path | None, *, sandbox: Sandbox, seed: int | None = None,
-              cwd: Path | None = None) -> Checked:
-    """Grade FILE on the assignment's public scenarios in ``sandbox`` (which the caller closes)."""
+              cwd: Path | None = None, task: str | None = None) -> Checked:
+    """Grade FILE on the assignment's public scenarios in ``sandbox`` (which the caller closes);
+    with ``task``, only that task's and the provided engine's (:func:`one_task`)."""
     cwd = cwd or Path.cwd()
     cache = trusted_cache()
-    plan = read_plan(assignment_folder(file, assignment_dir, cwd), cache=cache)
+    whole = read_plan(assignment_folder(file, assignment_dir, cwd), cache=cache)
+    plan = whole if task is None else one_task(whole, task)
     path = submission_file(file, plan, cwd)
     submission = read_submission(path, plan.forbidden_imports, ReadContext.of(plan, cache))
     seed = new_seed() if seed is None else seed
     if submission.problem is not None:
-        assignment = load(plan)
+        assignment = _narrowed(load(whole), task)
         return Checked(judge_run(Run(submission, seed, Scope.PUBLIC, error=submission.problem), assignment),
                        assignment, path)
-    with Loading(plan, cache) as loading:
-        run = execute(submission, plan, sandbox, seed=seed, scope=Scope.PUBLIC, inputs=loading.inputs(seed),
-                      judge=judge_as_they_come(loading.loaded, seed, Scope.PUBLIC))
+    with Loading(whole, cache) as loading:   # the whole assignment loads (its files list every scenario)
+        narrowed: list[Assignment] = []
+
+        def loaded() -> Assignment | None:
+            if not narrowed and loading.loaded() is not None:
+                narrowed.append(_narrowed(loading.assignment(), task))
+            return narrowed[0] if narrowed else None
+
+        def inputs(planned) -> dict:
+            return _narrowed_now(loaded, loading).inputs(planned.id, seed) if planned.has_inputs else {}
+
+        run = execute(submission, plan, sandbox, seed=seed, scope=Scope.PUBLIC, inputs=inputs,
+                      judge=judge_as_they_come(loaded, seed, Scope.PUBLIC))
         sandbox.end(End.KILL)  # nothing more runs in it: it dies while we judge, the caller closes it
-        assignment = loading.assignment()
+        assignment = _narrowed_now(loaded, loading)
     return Checked(judge_run(run, assignment), assignment, path)
+
+
+def one_task(plan: P, task_id: str) -> P:
+    """``plan`` (or an assignment) with only the scenarios of the task ``task_id`` and of the tasks
+    that carry no points (the provided engine's checks, which say whether a failure is the task's);
+    a :class:`UsageError` with "did you mean" for a task the spec does not have."""
+    known = [task.id for task in plan.tasks]
+    if task_id not in known:
+        from grader.spec_yaml import did_you_mean
+        raise UsageError(f"--task {task_id}: {SPEC_FILE} has no such task{did_you_mean(task_id, known)}; its tasks "
+                         f"are {', '.join(known)}")
+    worthless = {task.id for task in plan.tasks
+                 if all(s.points == 0 for s in plan.scenarios if s.task == task.id)}
+    return dataclasses.replace(plan, scenarios=tuple(s for s in plan.scenarios
+                                                     if s.task == task_id or s.task in worthless))
+
+
+def _narrowed(assignment: Assignment, task: str | None) -> Assignment:
+    return assignment if task is None else one_task(assignment, task)
+
+
+def _narrowed_now(loaded, loading: Loading) -> Assignment:
+    """The (narrowed) assignment, waiting for it to load (re-raising what loading raised)."""
+    loading.assignment()
+    found = loaded()
+    assert found is not None
+    return found
 
 
 def trusted_cache() -> SpecCache | None:

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from grader.adjustments import NO_SUBMISSION, Notes
 from grader.lms_names import Identity, NameSystem
 from grader.records import record
 from grader.results import ProvidedChange, Status, SubmissionResult
@@ -103,10 +104,21 @@ class ClassData:
     students: list[StudentRecord]                               # sorted by student id
     ignored: list[dict] = field(default_factory=list)           # summary.json's: {path, why}
     identities: dict[str, Identity] = field(default_factory=dict)
+    notes: Notes | None = None          # the adjustments made to the rows (grader.adjustments), when any
 
     @property
     def rows(self) -> list[StudentRow]:
         return [student.row for student in self.students]
+
+    def gradebook_students(self) -> Iterable[tuple[StudentRecord, Identity]]:
+        """What an LMS gradebook holds: each student with its identity, then (``--missing zero``) each
+        roster student without a submission, an error row of 0 saying so, in the roster's identity."""
+        for student in self.students:
+            yield student, self.identity(student.student_id)
+        for missing in (self.notes.missing or ()) if self.notes is not None else ():
+            row = StudentRow.of(missing.key, None, NO_SUBMISSION, self.max_score)
+            width = len(self.scenarios)
+            yield StudentRecord(row, bytes(width), _no_durations(width), ()), missing.identity
 
     @property
     def graded(self) -> list[StudentRecord]:

@@ -122,7 +122,8 @@ def _gradebook_options(command):
                            help="With --format canvas: the assignment's column, 'Title (assignment id)'. "
                                 "Default: the assignment's title.")(command)
     return command
-_FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json)."
+_FORMAT_HELP = ("console (default), json (our schema), gradescope (results.json), or github-classroom (the console "
+                "report, and the result for GitHub Classroom's autograding reporter appended to $GITHUB_OUTPUT).")
 
 
 @main.command()
@@ -130,7 +131,7 @@ _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json
 @click.option("--assignment", "assignment_dir", type=click.Path(file_okay=False, path_type=Path),
               help="The assignment folder (holding assignment.yaml). Default: the folder of FILE, "
                    "or the current folder.")
-@click.option("--format", "output_format", type=click.Choice(["console", "json", "gradescope"]),
+@click.option("--format", "output_format", type=click.Choice(["console", "json", "gradescope", "github-classroom"]),
               default="console", help=f"How to print the result: {_FORMAT_HELP}")
 @click.option("--json", "as_json", is_flag=True, help="Short for --format json.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="Reproduce a run: the seed it printed.")
@@ -138,9 +139,11 @@ _FORMAT_HELP = "console (default), json (our schema) or gradescope (results.json
 @click.option("-v", "--verbose", is_flag=True, help="Also show the isolation achieved and the timings.")
 @click.option("--watch", is_flag=True, help="Check again every time FILE (or the assignment) is saved, in a warm "
                                             "sandbox, until Ctrl-C.")
+@click.option("--task", metavar="ID", help="Check only this task's public scenarios (and the provided engine's "
+                                           "checks), e.g. --task detach.")
 @click.pass_context
 def check(context: click.Context, file: Path | None, assignment_dir: Path | None, output_format: str,
-          as_json: bool, seed: int | None, junit: Path | None, verbose: bool, watch: bool) -> None:
+          as_json: bool, seed: int | None, junit: Path | None, verbose: bool, watch: bool, task: str | None) -> None:
     """Check FILE (default: the assignment's submission file here) on the public scenarios.
 
     Exit status: 0 all passed, 1 some did not, 2 usage or spec error, 3 grader bug, 130 Ctrl-C
@@ -152,10 +155,11 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 
         if junit is not None:
             _writable(junit, "--junit")
+        classroom_output = _github_output() if output_format == "github-classroom" and not as_json else None
         if watch:
             _session(context).resume_collector()
-            _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox)
-        checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox)
+            _watch(file, assignment_dir, seed, output_format, as_json, junit, verbose, sandbox, task)
+        checked = run_check(file, assignment_dir, seed=seed, sandbox=sandbox, task=task)
         result, assignment = checked.result, checked.assignment
         output_format = "json" if as_json else output_format
         if output_format == "json":
@@ -171,6 +175,13 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
             width = shutil.get_terminal_size((80, 24)).columns if terminal else 80
             click.echo(render(result, title=assignment.title, colours=colours, verbose=verbose, width=width),
                        nl=False, color=colours)
+            if task is not None:
+                click.echo(f"Only task {task} was checked (with the provided engine's checks); grader check "
+                           "without --task checks every task.")
+        if classroom_output is not None:
+            from grader.report import github_classroom
+            with open(classroom_output, "a", encoding="utf-8") as stream:
+                stream.write(github_classroom.output_line(github_classroom.encoded(result, assignment)))
         if junit is not None:
             _write_junit(junit, [(checked.submission.stem, result)])
         context.exit(ExitCode.OK if result.all_passed else ExitCode.FAILED)
@@ -189,6 +200,9 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="The seed of every scenario's inputs. Default: the seed OUT already used, else a random one.")
 @click.option("--force", is_flag=True, help="Regrade every submission, even those with a result for the same content.")
+@click.option("--only", "only", metavar="ID", multiple=True,
+              help="Grade only this student (repeatable; with --force, again, else when its result is not of its "
+                   "submission); every other result is taken as stored, and every output is made again.")
 @click.option("--format", "output_formats", type=click.Choice(["native", *GRADEBOOK_FORMATS]), multiple=True,
               help="Also write (several after one --format, or repeated): gradescope: gradescope/<id>.json "
                    "(results.json format); "
@@ -207,12 +221,27 @@ def check(context: click.Context, file: Path | None, assignment_dir: Path | None
 @click.option("--shard", metavar="I/N",
               help="Grade only shard I of N (1 to N, by a hash of the student id: the same slice on every "
                    "machine and rerun); needs --seed. grader merge puts the shards' folders together.")
+@click.option("--deadline", metavar="WHEN",
+              help="Mark late the submissions handed in after WHEN (2026-03-01T23:59, this machine's time zone, "
+                   "or with an offset), by the --roster worksheet's submission times or the files' own, where "
+                   "the names carry no late mark (Canvas's do).")
+@click.option("--late-penalty", type=click.FloatRange(0, 100), metavar="P",
+              help="Take P% off a late submission's score in the gradebooks (gradebook.csv keeps the score, the "
+                   "penalty and the final score; the LMS files get the final one). Default: none, as LMSes apply "
+                   "their own late policies.")
+@click.option("--overrides", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="FILE",
+              help="A CSV of student_id,points,comment[,scenario]: set a student's score (or one scenario's "
+                   "points) in the gradebooks, the summary and the report; the stored results are not changed.")
+@click.option("--missing", type=click.Choice(["leave", "zero"]), default="leave", show_default=True,
+              help="The --roster's students who submitted nothing: leave their LMS grade alone, or give them 0 "
+                   "('no submission') in the LMS gradebooks, listed in the summary and the report.")
 @_gradebook_options
 @click.pass_context
 def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: Path, solutions: Path | None,
           jobs: int | None, seed: int | None, force: bool, output_formats: tuple[str, ...], hidden_visibility: str,
           junit: Path | None, scheduler: str | None, require_isolation: str | None, shard: str | None,
-          canvas_column: str | None, roster: Path | None, moodle_identity: str) -> None:
+          canvas_column: str | None, roster: Path | None, moodle_identity: str, only: tuple[str, ...],
+          deadline: str | None, late_penalty: float | None, overrides: Path | None, missing: str) -> None:
     """Grade every submission in SUBMISSIONS on all scenarios, public and hidden.
 
     SUBMISSIONS: a folder of <student-id>.py files, of <student-id>/ folders, a Canvas bulk
@@ -223,18 +252,22 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
     with _errors_to_exit_codes(context):
         from grader.grading import GradeRequest, OutputOptions, grade_class
         from grader.isolation_level import Requirement
+        from grader.lateness import lateness_of, parse_deadline
         from grader.report.gradebook import render_summary
         from grader.report.lms_files import gradebook_options
         from grader.report.progress import ProgressDisplay
         from grader.shard import Shard
 
+        books = gradebook_options(canvas_column, roster, moodle_identity)
         request = GradeRequest(
             submissions, assignment_dir, out, solutions, jobs=jobs, seed=seed, force=force,
             outputs=OutputOptions(gradescope="gradescope" in output_formats,
                                   hidden_visibility=ShownTo(hidden_visibility), lms=_lms_formats(output_formats),
-                                  gradebook=gradebook_options(canvas_column, roster, moodle_identity), junit=junit),
+                                  gradebook=books, junit=junit, overrides=overrides, late_penalty=late_penalty,
+                                  missing_zero=missing == "zero"),
             scheduler=scheduler, require_isolation=Requirement.parse(require_isolation) if require_isolation else None,
-            shard=Shard.parse(shard) if shard is not None else None)
+            shard=Shard.parse(shard) if shard is not None else None, only=only,
+            lateness=lateness_of(parse_deadline(deadline), books.roster) if deadline is not None else None)
         graded = grade_class(request, also=[ProgressDisplay(sys.stderr, live=sys.stderr.isatty())])
         batch = graded.batch
         if batch.interrupted:
@@ -246,11 +279,12 @@ def grade(context: click.Context, submissions: Path, assignment_dir: Path, out: 
             context.exit(ExitCode.INTERRUPTED)
         click.echo(f"Graded {_count(batch.graded, 'submission')} ({batch.reused} unchanged since the last run) "
                    f"with seed {batch.seed} into {out}" + (f" (shard {request.shard})" if request.shard else "") + "\n")
-        click.echo(render_summary(batch.summary), nl=False)
+        click.echo(render_summary(graded.summary, "by the LMS or after --deadline" if deadline else "by the LMS"),
+                   nl=False)
         assert graded.report is not None
         click.echo(f"\nReport: {graded.report.html}")
         _show_gradebooks(graded.gradebooks)
-        context.exit(ExitCode.FAILED if batch.summary.ungradable else ExitCode.OK)
+        context.exit(ExitCode.FAILED if graded.summary.ungradable else ExitCode.OK)
 
 
 @main.command(cls=SeveralValuesCommand)
@@ -270,7 +304,8 @@ def report(context: click.Context, out: Path, html_path: Path | None, with_stude
     """Write the class report of OUT (a grader grade output folder) from its stored results.
 
     One self-contained HTML file (plots, statistics, misconceptions; readable offline), every table
-    as CSV in OUT/report/, and on request the students' pages. Nothing is regraded.
+    as CSV in OUT/report/, and on request the students' pages. Nothing is regraded; the overrides,
+    late penalty and --missing the last grader grade was given apply here too.
     """
     with _errors_to_exit_codes(context):
         from grader.grading import report_class
@@ -381,7 +416,7 @@ def _show_gradebooks(written: list[tuple[Path, Gradebook]]) -> None:
 
 
 def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, output_format: str, as_json: bool,
-           junit: Path | None, verbose: bool, sandbox: Sandbox) -> None:
+           junit: Path | None, verbose: bool, sandbox: Sandbox, task: str | None) -> None:
     """``check --watch``: until Ctrl-C (a KeyboardInterrupt, exit status 130)."""
     from grader.errors import UsageError
     from grader.runner import new_seed
@@ -392,7 +427,21 @@ def _watch(file: Path | None, assignment_dir: Path | None, seed: int | None, out
     colours = sys.stdout.isatty()
     watch(file, assignment_dir, seed=new_seed() if seed is None else seed, sandbox=sandbox,
           show=lambda text: click.echo(text, nl=False, color=colours),
-          render=console_view(colours=colours, verbose=verbose), clear=colours)
+          render=console_view(colours=colours, verbose=verbose), clear=colours, task=task)
+
+
+def _github_output() -> Path:
+    """The file a GitHub Actions step appends its outputs to (``$GITHUB_OUTPUT``), refused before the
+    check runs when it is not set or cannot be written."""
+    from grader.errors import UsageError
+    where = os.environ.get("GITHUB_OUTPUT")
+    if not where:
+        raise UsageError("--format github-classroom appends the result to $GITHUB_OUTPUT, which GitHub Actions sets "
+                         "in a workflow step; it is not set here (the console report alone: leave out --format)")
+    path = Path(where)
+    if not path.parent.is_dir() or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"--format github-classroom: $GITHUB_OUTPUT ({where}) cannot be written")
+    return path
 
 
 def _count(number: int, noun: str) -> str:
@@ -515,9 +564,12 @@ def audit(context: click.Context, assignment_dir: Path, solutions: Path | None, 
 @click.option("--seeds", type=click.IntRange(1, 10_000), default=20, show_default=True,
               help="How many seeds the reference must earn every point on.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Submissions graded at once. Default: the CPUs.")
+@click.option("--github-classroom", is_flag=True,
+              help="Also put GitHub Classroom's workflow in the handout (.github/workflows/classroom.yml): every "
+                   "push runs grader check and reports the points.")
 @click.pass_context
 def release(context: click.Context, assignment_dir: Path, solutions: Path | None, out: Path, seeds: int,
-            jobs: int | None) -> None:
+            jobs: int | None, github_classroom: bool) -> None:
     """Build the student handout zip, refusing when it would leak or the rubric is unsound.
 
     The zip holds the exercise folder. Nothing is written when a file holds a hidden scenario's id,
@@ -534,7 +586,8 @@ def release(context: click.Context, assignment_dir: Path, solutions: Path | None
 
         try:
             done = build(assignment_dir, out, solutions_dir=solutions, seeds=seeds, jobs=jobs or os.cpu_count() or 1,
-                         on_progress=progress_bar(sys.stderr, live=sys.stderr.isatty()).update)
+                         on_progress=progress_bar(sys.stderr, live=sys.stderr.isatty()).update,
+                         github_classroom=github_classroom)
         except ReleaseRefused as refused:
             click.echo(f"Refused: {out} was not written.", err=True)
             for problem in refused.problems:

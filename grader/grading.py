@@ -15,18 +15,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader.atomic as atomic
+from grader.adjustments import Adjustments
 from grader.batch import BatchOptions, BatchReport, grade_batch
 from grader.errors import UsageError
 from grader.isolation_level import Requirement, predicted, shown
+from grader.lateness import Lateness
 from grader.loading import find_solutions, load_assignment
 from grader.outdir import OutputFolder
+from grader.overrides import Override, read_overrides
+from grader.report.adjusted import AdjustedOutputs, recorded
 from grader.report.lms_files import LmsGradebooks
 from grader.report.lms_gradebooks import Gradebook, GradebookOptions, LmsFormat
-from grader.report.output_files import GradebookFiles, GradescopeFiles, JUnitFile, NoGradescopeFiles, ResultFiles
+from grader.report.output_files import (
+    GradebookFiles,
+    GradescopeFiles,
+    JUnitFile,
+    NoAdjustments,
+    NoGradescopeFiles,
+    ResultFiles,
+)
 from grader.report.outputs import Output, report_folder
 from grader.reporting import ClassReport, ReportFiles
+from grader.scoring import max_score_of
 from grader.shard import Shard
 from grader.spec import Assignment
+from grader.summary import ClassSummary
 from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility, hidden_visibility_problem
 
 
@@ -34,27 +47,59 @@ from grader.visibility import DEFAULT_HIDDEN_SHOWN_TO, ShownTo, Visibility, hidd
 class OutputOptions:
     """What a batch writes beside its result files: ``gradescope/<id>.json`` (with hidden scenarios
     shown ``hidden_visibility``, as the result files' ``tests`` view shows them), the LMS gradebooks
-    of ``lms``, and the JUnit file ``junit``."""
+    of ``lms``, and the JUnit file ``junit``; and the adjustments of the grades its gradebooks, summary
+    and report show (``overrides``: a CSV file, ``late_penalty``: percent, ``missing_zero``: the
+    roster's students without a submission get 0; :mod:`grader.adjustments`)."""
 
     gradescope: bool = False
     hidden_visibility: ShownTo = DEFAULT_HIDDEN_SHOWN_TO
     lms: tuple[LmsFormat, ...] = ()
     gradebook: GradebookOptions = field(default_factory=GradebookOptions)
     junit: Path | None = None
+    overrides: Path | None = None
+    late_penalty: float | None = None
+    missing_zero: bool = False
 
     def problems(self, assignment: Assignment) -> list[str]:
         """Why these options cannot be given to a batch of ``assignment``."""
-        if not self.gradescope:
-            return []
-        hidden = sum(s.points for s in assignment.scenarios if s.visibility is Visibility.HIDDEN)
-        problem = hidden_visibility_problem(self.hidden_visibility.value, hidden)
-        return [problem] if problem else []
+        problems = []
+        if self.gradescope:
+            hidden = sum(s.points for s in assignment.scenarios if s.visibility is Visibility.HIDDEN)
+            problem = hidden_visibility_problem(self.hidden_visibility.value, hidden)
+            problems += [problem] if problem else []
+        if self.missing_zero and self.gradebook.roster is None:
+            problems.append("--missing zero gives 0 to the students of the LMS's roster who submitted nothing: pass "
+                            "that roster as --roster (Canvas's gradebook export, or Moodle's grading worksheet)")
+        return problems
 
-    def outputs(self) -> list[Output]:
-        """The outputs of a batch with these options, in the order they are told."""
+    def adjustments(self, assignment: Assignment) -> Adjustments:
+        """The adjustments asked for, the overrides file read and checked against ``assignment``
+        (a :class:`UsageError` listing every problem in it)."""
+        overrides: tuple[Override, ...] = ()
+        if self.overrides is not None:
+            try:
+                text = self.overrides.read_text(encoding="utf-8-sig")
+            except (OSError, UnicodeDecodeError) as error:
+                raise UsageError(f"--overrides {self.overrides}: cannot be read ({error}); save it as CSV (UTF-8)"
+                                 ) from None
+            overrides = read_overrides(text, str(self.overrides), {s.id: s.points for s in assignment.scenarios},
+                                       max_score_of(assignment))
+        return Adjustments(overrides, self.late_penalty, self.missing_zero,
+                           None if self.overrides is None else str(self.overrides))
+
+    def outputs(self, derived: Sequence[Output] = (), adjustments: Adjustments | None = None) -> list[Output]:
+        """The outputs of a batch with these options, in the order they are told; ``derived``: the
+        outputs made from the whole class (the class report, the LMS gradebooks), shown the grades
+        as ``adjustments`` make them, as are the gradebook and the summary."""
+        adjustments = adjustments or Adjustments()
+        gradebook = GradebookFiles(late_penalty=adjustments.late_penalty is not None,
+                                   overrides=adjustments.overrides_file is not None)
         outputs: list[Output] = [ResultFiles(self.hidden_visibility),
-                                 GradescopeFiles(self.hidden_visibility) if self.gradescope else NoGradescopeFiles(),
-                                 GradebookFiles()]
+                                 GradescopeFiles(self.hidden_visibility) if self.gradescope else NoGradescopeFiles()]
+        if adjustments.given:
+            outputs.append(AdjustedOutputs(adjustments, [gradebook, *derived], self.gradebook.roster))
+        else:
+            outputs += [NoAdjustments(), gradebook, *derived]
         if self.junit is not None:
             outputs.append(JUnitFile(self.junit))
         return outputs
@@ -75,6 +120,8 @@ class GradeRequest:
     scheduler: str | None = None            # a Dask scheduler's address: grade on its workers
     require_isolation: Requirement | None = None
     shard: Shard | None = None
+    only: tuple[str, ...] = ()              # grade only these students (with force, again); the rest as stored
+    lateness: Lateness | None = None        # --deadline: which submissions whose names say nothing are late
 
     def problems(self) -> list[str]:
         """Why the request cannot be carried out, seen before the assignment is read."""
@@ -87,7 +134,8 @@ class GradeRequest:
                      if problem]
         if self.scheduler is not None and self.jobs is not None:
             problems.append("-j has no meaning with --scheduler: each worker grades as many submissions at once as "
-                            "it declares sandbox slots (dask worker --resources sandbox=N)")
+                            "it has threads (dask worker --nthreads N), or its sandbox resource where it declares "
+                            "one (--resources sandbox=N)")
         return problems
 
 
@@ -96,6 +144,7 @@ class GradedClass:
     batch: BatchReport
     report: ReportFiles | None                  # None: the batch was interrupted
     gradebooks: list[tuple[Path, Gradebook]]    # each LMS gradebook asked for, and where
+    summary: ClassSummary                       # the class's, as summary.json holds it (adjusted, when asked)
 
 
 def grade_class(request: GradeRequest, also: Sequence[Output] = ()) -> GradedClass:
@@ -108,18 +157,22 @@ def grade_class(request: GradeRequest, also: Sequence[Output] = ()) -> GradedCla
     if request.scheduler is None and requirement is not None and not requirement.met_by(predicted()):
         raise UsageError(f"--require-isolation {requirement}: this machine's sandboxes reach "
                          f"{shown(predicted())} (docs/security.md says how to run at a stronger level)")
+    adjustments = request.outputs.adjustments(assignment)
     report, gradebooks = ClassReport(), LmsGradebooks(request.outputs.lms, request.outputs.gradebook)
+    outputs = request.outputs.outputs([report, gradebooks], adjustments)
     options = BatchOptions(jobs=request.jobs or os.cpu_count() or 1, seed=request.seed, force=request.force,
-                           shard=request.shard)
+                           shard=request.shard, only=frozenset(request.only) if request.only else None,
+                           lateness=request.lateness)
     with contextlib.ExitStack() as stack:
         executor = None
         if request.scheduler is not None:
             from grader.cluster.executor import DaskExecutor  # the [dask] extra: only --scheduler imports it
             executor = stack.enter_context(DaskExecutor(assignment, request.scheduler, requirement))
             executor.connect()  # every refusal before any grading
-        batch = grade_batch(request.submissions, assignment, request.out, options,
-                            [*also, *request.outputs.outputs(), report, gradebooks], executor=executor)
-    return GradedClass(batch, report.files, gradebooks.written)
+        batch = grade_batch(request.submissions, assignment, request.out, options, [*also, *outputs],
+                            executor=executor)
+    adjusted = next((output.summary for output in outputs if isinstance(output, AdjustedOutputs)), None)
+    return GradedClass(batch, report.files, gradebooks.written, adjusted or batch.summary)
 
 
 def report_class(out: Path, *, html_path: Path | None = None, with_students: bool = False,
@@ -129,8 +182,10 @@ def report_class(out: Path, *, html_path: Path | None = None, with_students: boo
     batch in ``out``, from its stored results, by the outputs a batch uses."""
     _refuse([problem for problem in [html_path and atomic.refusal(html_path, "--out")] if problem])
     report = ClassReport(html_path, with_students)
-    gradebooks = LmsGradebooks(lms, gradebook or GradebookOptions())
-    report_folder(OutputFolder(out), [report, gradebooks])
+    options = gradebook or GradebookOptions()
+    gradebooks = LmsGradebooks(lms, options)
+    folder = OutputFolder(out)
+    report_folder(folder, recorded(folder, [report, gradebooks], options.roster))
     assert report.files is not None
     return report.files, gradebooks.written
 

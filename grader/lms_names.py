@@ -61,7 +61,8 @@ class Identity:
     """What an LMS needs to find the student again: parsed from the download's name, never guessed.
 
     ``lms_id``: Canvas's user id (``None`` under anonymous grading), Moodle's participant id.
-    ``file_id``: Canvas's id of the uploaded file. ``late``: Canvas marked the submission late.
+    ``file_id``: Canvas's id of the uploaded file. ``late``: Canvas marked the submission late, or
+    (``late_by`` ``"deadline"``) it came after the batch's ``--deadline`` (:mod:`grader.lateness`).
     """
 
     system: NameSystem
@@ -69,6 +70,7 @@ class Identity:
     lms_id: str | None = None
     file_id: str | None = None
     late: bool = False
+    late_by: str = ""             # "" (the name's mark) or "deadline"
 
     @property
     def gradebook_key(self) -> str | None:

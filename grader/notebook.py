@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 SAVE_WAIT_SECONDS = 2.0
 _SAVE_SCRIPT = "if (window.IPython && IPython.notebook) { IPython.notebook.save_checkpoint(); }"
-USAGE = "usage: %grader check [NOTEBOOK] [--seed N] [--assignment DIR]"
+USAGE = "usage: %grader check [NOTEBOOK] [--seed N] [--assignment DIR] [--task ID]"
 
 
 @record
@@ -68,8 +68,10 @@ class CheckReport:
 
 
 def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.PathLike | None = None,
-          seed: int | None = None, save: bool = True, namespace: dict | None = None) -> CheckReport:
-    """Check ``notebook`` (default: the one this kernel runs) on the public scenarios."""
+          seed: int | None = None, save: bool = True, namespace: dict | None = None,
+          task: str | None = None) -> CheckReport:
+    """Check ``notebook`` (default: the one this kernel runs) on the public scenarios; with
+    ``task``, only that task's and the provided engine's (``grader check --task``)."""
     path = Path(notebook) if notebook is not None else find_notebook(namespace or _user_namespace())
     notes: tuple[str, ...] = ()
     if save and _in_a_notebook() and not save_and_wait(path):
@@ -81,6 +83,8 @@ def check(notebook: str | os.PathLike | None = None, *, assignment: str | os.Pat
         command += ["--assignment", str(assignment)]
     if seed is not None:
         command += ["--seed", str(seed)]
+    if task is not None:
+        command += ["--task", task]
     run = subprocess.run(command, capture_output=True, text=True, check=False,
                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if run.returncode not in (0, 1):
@@ -159,13 +163,13 @@ def _title(path: Path, assignment: str | os.PathLike | None) -> str:
 
 
 def grader_magic(line: str, namespace: dict | None = None) -> CheckReport:
-    """``%grader check [NOTEBOOK] [--seed N] [--assignment DIR]``."""
+    """``%grader check [NOTEBOOK] [--seed N] [--assignment DIR] [--task ID]``."""
     words = shlex.split(line)
     if not words or words[0] != "check":
         return CheckReport(problem=USAGE)
     notebook, options, rest = None, {}, iter(words[1:])
     for word in rest:
-        if word in ("--seed", "--assignment"):
+        if word in ("--seed", "--assignment", "--task"):
             value = next(rest, None)
             if value is None:
                 return CheckReport(problem=USAGE)
@@ -179,7 +183,7 @@ def grader_magic(line: str, namespace: dict | None = None) -> CheckReport:
         return CheckReport(problem=USAGE)
     try:
         return check(notebook, assignment=options.get("assignment"), seed=int(seed) if seed else None,
-                     namespace=namespace)
+                     namespace=namespace, task=options.get("task"))
     except UsageError as error:
         return CheckReport(problem=f"Error: {error}")
 

@@ -12,6 +12,8 @@ is read back on a rerun::
     report.html, report/*.csv  the class report and its tables (grader report)
     students/<student>.html    what each student reads (grader report --with-students)
     canvas.csv, moodle.csv, lti-scores.jsonl   gradebooks an LMS imports (--format canvas|moodle|lti)
+    adjustments.json           the overrides, late penalty and --missing policy the outputs were made with
+                               (only when a run was given some; grader report makes its outputs alike)
     manifest.json              what the gradebook was made of: the students, the ignored files, the columns,
                                the shard (``grader merge`` reads it; :mod:`grader.manifest`)
     .work/                     the unpacked zip, when SUBMISSIONS is one
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 import grader.atomic as atomic
+from grader.adjustments import Adjustments
 from grader.class_data import ClassBuilder, ClassData, result_of
 from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
@@ -48,6 +51,7 @@ SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.html"
 MANIFEST_FILE = "manifest.json"
 RENDERING_FILE = "rendering.json"
+ADJUSTMENTS_FILE = "adjustments.json"
 
 
 class OutputFolder:
@@ -135,6 +139,25 @@ class OutputFolder:
         else:
             atomic.write_text(path, json.dumps({"hidden_visibility": hidden_visibility.value}) + "\n")
 
+    def record_adjustments(self, adjustments: Adjustments | None) -> None:
+        """Record the adjustments this run's outputs are made with (None: none, the file removed)."""
+        path = self.path / ADJUSTMENTS_FILE
+        if adjustments is None or not adjustments.given:
+            path.unlink(missing_ok=True)
+        else:
+            atomic.write_text(path, json.dumps(adjustments.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+    def adjustments(self) -> Adjustments | None:
+        """The adjustments the last batch's outputs were made with, or None (none, or no record)."""
+        path = self.path / ADJUSTMENTS_FILE
+        try:
+            return Adjustments.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            raise UsageError(f"{path} cannot be read ({error}); rerun grader grade with the options it was "
+                             "given") from None
+
     def drop_gradescope(self) -> None:
         """Remove Gradescope files of an earlier run: this run was not asked for them, and every
         derived file in OUT is rendered from the stored results with this run's options."""
@@ -144,9 +167,10 @@ class OutputFolder:
             with contextlib.suppress(OSError):
                 self.gradescope.rmdir()
 
-    def save_gradebook(self, rows: Iterable[StudentRow], summary: ClassSummary, columns: tuple[Column, ...]) -> None:
+    def save_gradebook(self, rows: Iterable[StudentRow], summary: ClassSummary, columns: tuple[Column, ...], *,
+                       late_penalty: bool = False, overrides: bool = False) -> None:
         with atomic.replacing(self.path / "gradebook.csv") as stream:
-            write_csv(rows, stream, columns)
+            write_csv(rows, stream, columns, late_penalty=late_penalty, overrides=overrides)
         atomic.write_text(self.path / SUMMARY_FILE, json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
     def summary(self) -> dict:
@@ -161,7 +185,8 @@ class OutputFolder:
 
     def save_identities(self, identities: dict[str, Identity]) -> None:
         entries = ((student, {"system": identity.system.value, "display_name": identity.display_name,
-                              "lms_id": identity.lms_id, "file_id": identity.file_id, "late": identity.late})
+                              "lms_id": identity.lms_id, "file_id": identity.file_id, "late": identity.late,
+                              **({"late_by": identity.late_by} if identity.late_by else {})})
                    for student, identity in sorted(identities.items()))
         with atomic.replacing(self.path / IDENTITIES_FILE) as stream:
             _dump_mapping(entries, stream)
@@ -171,7 +196,7 @@ class OutputFolder:
         try:
             document = json.loads((self.path / IDENTITIES_FILE).read_text(encoding="utf-8"))
             return {student: Identity(NameSystem(item["system"]), item["display_name"], item.get("lms_id"),
-                                      item.get("file_id"), bool(item.get("late")))
+                                      item.get("file_id"), bool(item.get("late")), str(item.get("late_by") or ""))
                     for student, item in document.items()}
         except FileNotFoundError:
             return {}

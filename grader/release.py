@@ -60,8 +60,9 @@ class Released:
 
 
 def release(assignment_dir: Path, out: Path, *, solutions_dir: Path | None = None, seeds: int = 20,
-            jobs: int = 1, on_progress=lambda progress: None) -> Released:
-    """Check and build the handout zip of the assignment in ``assignment_dir`` (see the module doc)."""
+            jobs: int = 1, on_progress=lambda progress: None, github_classroom: bool = False) -> Released:
+    """Check and build the handout zip of the assignment in ``assignment_dir`` (see the module doc);
+    ``github_classroom``: with GitHub Classroom's workflow (:mod:`grader.classroom_workflow`)."""
     from grader.audit.run import AuditOptions, load_audited, run_audit, scenario_texts
     from grader.visibility import Visibility
 
@@ -84,30 +85,44 @@ def release(assignment_dir: Path, out: Path, *, solutions_dir: Path | None = Non
                  if finding.kind in BASIC_GUARANTEES]
     if problems:
         raise ReleaseRefused(problems)
-    released = with_the_grader(released, assignment.submission)
+    released = with_the_grader(released, assignment.submission,
+                               classroom_id=assignment.id if github_classroom else None)
     atomic.write_bytes(out, zip_bytes(assignment.id, released))  # a reader sees the old zip or the new one
     return Released(out, tuple(path for path, _ in sorted(released)), seeds)
 
 
-def with_the_grader(files: list[tuple[str, bytes]], submission: str) -> list[tuple[str, bytes]]:
+def with_the_grader(files: list[tuple[str, bytes]], submission: str,
+                    classroom_id: str | None = None) -> list[tuple[str, bytes]]:
     """The handout's files with the grader's wheel beside them and, in ``README.md`` (made when
-    the folder has none), the section that says how to install it."""
+    the folder has none), the section that says how to install it; with ``classroom_id`` (the
+    grading step's id), GitHub Classroom's workflow too."""
     from grader.wheel import build_wheel
     wheel_name, wheel = build_wheel()
     names = {path for path, _ in files}
     notebook = f"{submission.rsplit('.', 1)[0]}.ipynb"
-    section = install_section(wheel_name, submission, notebook if notebook in names else None)
+    section = install_section(wheel_name, submission, notebook if notebook in names else None,
+                              github_classroom=classroom_id is not None)
     readme = dict(files).get(README, b"").decode("utf-8")
-    kept = [(path, content) for path, content in files if path not in (README, wheel_name)]
-    return [*kept, (wheel_name, wheel), (README, add_section(readme, section).encode())]
+    added = [(wheel_name, wheel), (README, add_section(readme, section).encode())]
+    if classroom_id is not None:
+        from grader.classroom_workflow import WORKFLOW_PATH, classroom_workflow
+        added.append((WORKFLOW_PATH, classroom_workflow(classroom_id, submission, wheel_name).encode()))
+    ours = {path for path, _ in added}
+    return [*((path, content) for path, content in files if path not in ours), *added]
 
 
-def install_section(wheel_name: str, submission: str, notebook: str | None = None) -> str:
+def install_section(wheel_name: str, submission: str, notebook: str | None = None,
+                    github_classroom: bool = False) -> str:
     """The README section of a handout: the one command that installs the grader from the wheel
     beside it, with the notebook extra, the same on Linux, macOS and Windows (in WSL), and how to
-    run it after. Pure."""
+    run it after (and, ``github_classroom``, what every push runs). Pure."""
     checks = f"`.venv/bin/grader check` checks `{submission}`" + (
         f", and `.venv/bin/grader check {notebook}` the notebook" if notebook else "")
+    pushed = (f"""
+Every push to your repository also runs `grader check {submission}` on GitHub (the workflow in
+`.github/workflows/classroom.yml`) and sends the points of the public scenarios to GitHub Classroom;
+the run's log (the Actions tab) shows the same report as your terminal.
+""" if github_classroom else "")
     return f"""## Installing the grader
 
 `grader check` comes with this folder: `{wheel_name}` is the grader. It needs Python 3.11 or
@@ -124,7 +139,7 @@ installs the grader there with what it needs (numpy, click, pyyaml, and nbformat
 the Python Package Index). Then {checks}; after `source .venv/bin/activate` in a terminal,
 `grader check` alone does. For `%grader check` inside Jupyter, install the grader where the
 notebook's kernel runs: run `%pip install "./{wheel_name}[jupyter]"` in a cell of the notebook.
-"""
+{pushed}"""
 
 
 def install_command(wheel_name: str) -> str:

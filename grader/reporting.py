@@ -20,6 +20,7 @@ from grader.report.class_view import build_view
 from grader.report.outputs import Completed, Output
 from grader.report.student_html import render_student_page
 from grader.results import SubmissionResult
+from grader.scoring import StudentRow
 from grader.summary import ClassSummary
 from grader.version import __version__
 
@@ -43,16 +44,17 @@ class ClassReport(Output):
         # The students' pages are written while the results are read: each result is read once.
         data = None if self.with_students else done.class_data()
         self.files = write_report(done.folder, html_path=self.html_path, with_students=self.with_students,
-                                  now=self.now, data=data, summary=done.summary)
+                                  now=self.now, data=data, summary=done.summary, done=done)
 
 
 def write_report(folder: OutputFolder, *, html_path: Path | None = None, with_students: bool = False,
                  now: datetime | None = None, data: ClassData | None = None,
-                 summary: ClassSummary | None = None) -> ReportFiles:
+                 summary: ClassSummary | None = None, done: Completed | None = None) -> ReportFiles:
     """Write ``folder``'s report (``OUT/report.html``, or ``html_path``), its tables
     (``OUT/report/*.csv``) and, ``with_students``, the students' pages (``OUT/students/``);
     ``data``: the class, when it is read already (not with students: their pages are written as
-    it is read); ``summary``: the class's (None: the folder's ``summary.json``)."""
+    it is read, and ``done`` adjusts the class and each page's score); ``summary``: the class's
+    (None: the folder's ``summary.json``)."""
     out = folder.path
     pages = folder.student_pages() if with_students else None
     if summary is None:
@@ -65,13 +67,21 @@ def write_report(folder: OutputFolder, *, html_path: Path | None = None, with_st
     def page(student_id: str, result: SubmissionResult | None) -> None:
         if pages is not None and result is not None:
             identity = identities.get(student_id)
+            late = identity is not None and identity.late
+            adjusted = None
+            if done is not None:
+                row = StudentRow.of(student_id, result, None, late=late)
+                shown = done.row_of(row)
+                adjusted = shown if shown is not row else None
             pages.write(student_id, render_student_page(
                 student_id, result, title=title, display_name=identity.display_name if identity else student_id,
                 hidden_shown_to=None if hidden_shown_to is None else hidden_shown_to.value,
-                late=identity is not None and identity.late))
+                late=late, late_by=identity.late_by if identity is not None else "", adjusted=adjusted))
 
     if data is None:
         data = folder.load_class(page, identities=identities, summary=summary)  # the report itself names no one
+        if done is not None:
+            data = done.adjusted(data)
     view = build_view(data, with_students)
     tables = report_tables(view)
     target = html_path or out / REPORT_FILE

@@ -10,7 +10,8 @@ around them):
 * **Moodle**, the assignment's *Download grading worksheet* CSV: ``Identifier`` (``Participant
   <id>``, the participant id of the *Download all submissions* names), ``Full name``, then the
   identity fields the site shows (``Email address``, ``ID number``, ``Username``) and the grading
-  columns (ignored). A participants export with ``Email address``, ``ID number`` or
+  columns (ignored, but for ``Last modified (submission)``: when the student handed in, which
+  ``--deadline`` reads). A participants export with ``Email address``, ``ID number`` or
   ``Username`` columns also does, for submissions named by one of those.
 """
 
@@ -28,7 +29,8 @@ from grader.records import record
 _CANVAS = {"student": "name", "id": "canvas_id", "sis user id": "sis_user_id", "sis login id": "sis_login_id",
            "section": "section"}
 _MOODLE = {"identifier": "participant", "full name": "name", "email address": "email", "email": "email",
-           "id number": "idnumber", "idnumber": "idnumber", "username": "username"}
+           "id number": "idnumber", "idnumber": "idnumber", "username": "username",
+           "last modified (submission)": "submitted"}
 _PARTICIPANT = re.compile(r"^\s*(?:participant\s*)?(\d+)\s*$", re.IGNORECASE)
 
 
@@ -43,6 +45,7 @@ class RosterEntry:
     email: str = ""
     idnumber: str = ""
     username: str = ""
+    submitted: str = ""            # a grading worksheet's "Last modified (submission)", as written (grader.lateness)
 
 
 @dataclass

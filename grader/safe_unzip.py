@@ -22,10 +22,13 @@ Backslashes count as folder separators (Windows tools write them, against the st
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
 import stat
 import struct
+import time
 import zipfile
 import zlib
 from collections.abc import Iterable
@@ -160,6 +163,10 @@ def _unpack_one(bundle: zipfile.ZipFile, entry: ZipEntry, destination: Path) -> 
         return f"{name} is damaged in the zip ({error}); download the submissions again"
     except OSError as error:
         return f"{name} could not be unpacked ({error.strerror}); shorten or rename it and rerun"
+    with contextlib.suppress(OverflowError, ValueError, OSError):
+        # The time the zip gives the file (local time, as unzip restores it): --deadline reads it.
+        when = time.mktime((*entry.info.date_time, 0, 0, -1))
+        os.utime(destination, (when, when))
     return None
 
 

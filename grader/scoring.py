@@ -81,7 +81,11 @@ class StudentRow:
     columns: tuple[Column, ...]   # the scenarios this result had, in its order (shared tuple)
     statuses: bytes               # aligned with columns: STATUS_CODES places
     provided_changes: str = ""    # the parts of the provided engine it changed, for the gradebook
-    late: bool = False            # the LMS marked the submission late (Canvas's _LATE_ in the download's name)
+    late: bool = False            # late: the LMS's name says so (Canvas's _LATE_), or it came after --deadline
+    # Set only by grader.adjustments (overrides, a late penalty), never stored with the result:
+    points_set: tuple[tuple[int, float], ...] = ()   # (column index, points) an override gave a scenario
+    before_penalty: float | None = None              # the score before the late penalty (None: no such policy)
+    override: str = ""                               # what overrides changed, for the gradebook
 
     @classmethod
     def of(cls, student_id: str, result: SubmissionResult | None, error: str | None,
@@ -110,9 +114,13 @@ class StudentRow:
 
     @property
     def points(self) -> array:
-        """Aligned with ``columns``, as doubles: the points earned; NaN where the scenario did not run."""
-        return array("d", (_NOT_RUN if code == _NOT_RUN_CODE else column.points if code == _PASSED else 0.0
-                           for column, code in zip(self.columns, self.statuses)))
+        """Aligned with ``columns``, as doubles: the points earned (as an override set them, where one
+        did); NaN where the scenario did not run."""
+        earned = array("d", (_NOT_RUN if code == _NOT_RUN_CODE else column.points if code == _PASSED else 0.0
+                             for column, code in zip(self.columns, self.statuses)))
+        for index, value in self.points_set:
+            earned[index] = value
+        return earned
 
 
 def columns_of(plan: Plan) -> tuple[Column, ...]:

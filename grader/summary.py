@@ -84,6 +84,7 @@ class ClassSummary:
     late: tuple[str, ...]                # the students whose submission the LMS marked late
     statistics: dict | None = None       # grader.class_stats.class_statistics, JSON-ready
     batch: Batch | None = None
+    adjustments: dict | None = None      # grader.adjustments.Notes.to_dict: overrides, penalties, no submission
 
     def to_dict(self) -> dict:
         """The JSON document of ``summary.json`` (its keys, in this order, are the file's contract)."""
@@ -104,6 +105,8 @@ class ClassSummary:
             document.update(assignment=b.assignment, title=b.title, assignment_digest=b.assignment_digest,
                             seed=b.seed, grader_version=b.grader_version, complete=b.complete,
                             ignored=[{"path": i.path, "why": i.why} for i in b.ignored])
+        if self.adjustments is not None:
+            document["adjustments"] = self.adjustments
         return document
 
 

@@ -61,25 +61,31 @@ def assignment_files(folder: Path, submission: Path) -> tuple[Path, ...]:
 
 
 def watch(file: Path | None, assignment_dir: Path | None, *, seed: int, sandbox: Sandbox,
-          show: Callable[[str], None], render: View, clear: bool, cwd: Path | None = None) -> None:
-    """Check now, then again on every change, until interrupted (KeyboardInterrupt goes up).
+          show: Callable[[str], None], render: View, clear: bool, cwd: Path | None = None,
+          task: str | None = None) -> None:
+    """Check now, then again on every change, until interrupted (KeyboardInterrupt goes up); with
+    ``task``, only that task's scenarios (:func:`grader.checking.one_task`).
 
     ``render(result, assignment, seconds, problem)`` makes the text shown (``problem``: why the
     assignment could not be loaded, then no result); ``show`` writes it, the screen cleared first
-    when ``clear``. A usage error (no such file) is raised before the first run."""
+    when ``clear``. A usage error (no such file, no such task) is raised before the first run."""
     import grader.commands as commands
-    from grader.checking import assignment_folder, submission_file, trusted_cache
+    from grader.checking import assignment_folder, one_task, submission_file, trusted_cache
     from grader.loading import load_assignment, read_plan
 
     cwd = cwd or Path.cwd()
     folder = assignment_folder(file, assignment_dir, cwd)
-    path = submission_file(file, read_plan(folder), cwd)
+    plan = read_plan(folder)
+    if task is not None:
+        one_task(plan, task)   # an unknown task is a usage error now, not a message on every save
+    path = submission_file(file, plan, cwd)
     spec_files = assignment_files(folder, path)
     files = (path, *spec_files)
 
     def loaded() -> tuple[Assignment | None, str | None]:
         try:
-            return load_assignment(folder), None
+            whole = load_assignment(folder)
+            return (whole if task is None else one_task(whole, task)), None
         except GraderError as error:  # shown, and watched until it is fixed
             return None, str(error)
 

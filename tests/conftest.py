@@ -17,9 +17,10 @@ MINI = Path(__file__).parent / "fixtures" / "mini"
 SANDBOX = {
     "test_assignment_content.py", "test_assignment_contract.py", "test_batch.py", "test_cli_assignment.py",
     "test_cli_audit.py", "test_cli_batch_outcomes.py", "test_cli_check.py", "test_cli_grade_names.py",
-    "test_cli_notebook.py", "test_cli_release.py", "test_cli_report.py", "test_cli_watch.py", "test_cluster.py",
-    "test_cluster_envelope.py", "test_executor.py", "test_gradescope_package.py", "test_isolation_level.py",
-    "test_job_folders.py", "test_jupyter_check.py", "test_merge.py", "test_outputs.py", "test_report_browser.py",
+    "test_cli_grade_options.py", "test_cli_notebook.py", "test_cli_release.py", "test_cli_report.py",
+    "test_cli_watch.py", "test_cluster.py", "test_cluster_envelope.py", "test_executor.py",
+    "test_gradescope_package.py", "test_isolation_level.py", "test_job_folders.py", "test_jupyter_check.py",
+    "test_merge.py", "test_outputs.py", "test_report_browser.py", "test_report_github_classroom.py",
     "test_report_gradebook.py", "test_report_gradescope.py", "test_report_html.py", "test_report_junit.py",
     "test_runner.py", "test_sandbox_cleanup.py", "test_sandbox_isolation.py", "test_sandbox_prestart.py",
     "test_sandbox_queue.py", "test_sandbox_recovery.py", "test_sandbox_side_by_side.py", "test_sandbox_startup.py",
@@ -27,9 +28,9 @@ SANDBOX = {
 }
 SLOW = {
     "test_assignment_content.py", "test_batch.py", "test_cli_assignment.py", "test_cli_audit.py",
-    "test_cli_batch_outcomes.py", "test_cli_grade_names.py", "test_cli_notebook.py", "test_cli_release.py",
-    "test_cli_report.py", "test_cluster.py", "test_gradescope_package.py", "test_jupyter_check.py", "test_merge.py",
-    "test_report_browser.py", "test_sandbox_side_by_side.py",
+    "test_cli_batch_outcomes.py", "test_cli_grade_names.py", "test_cli_grade_options.py", "test_cli_notebook.py",
+    "test_cli_release.py", "test_cli_report.py", "test_cluster.py", "test_gradescope_package.py",
+    "test_jupyter_check.py", "test_merge.py", "test_report_browser.py", "test_sandbox_side_by_side.py",
 }
 TIERS = {"test_report_browser.py": ("browser",), "test_cluster.py": ("cluster",)}
 

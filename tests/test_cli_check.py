@@ -203,3 +203,50 @@ def test_python_dash_m_ignores_modules_in_the_current_folder(exercise):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["score"] == 6
+
+
+def test_task_checks_one_tasks_public_scenarios_and_the_provided_engines_checks(tmp_path):
+    # The shipped exercise: the task's four scenarios and the engine's nine checks, not the other task's.
+    exercise = tmp_path / "autodiff"
+    shutil.copytree(ROOT / "exercises" / "autodiff", exercise)
+    shutil.copy(ROOT / "solutions" / "autodiff" / "autodiff.py", exercise / "autodiff.py")
+    done = run("check", "--json", "--task", "tape", "--seed", "3", cwd=exercise)
+    assert done.exit_code == ExitCode.OK, done.output
+    document = json.loads(done.output)
+    jsonschema.validate(document, SCHEMA)
+    tasks = {scenario["task"] for scenario in document["scenarios"]}
+    assert tasks == {"tape", "engine"} and len(document["scenarios"]) == 4 + 9
+    assert (document["score"], document["max_score"]) == (30, 30)
+    assert [task["id"] for task in document["tasks"]] == ["tape", "engine"]
+    console = run("check", "--task", "detach", cwd=exercise)
+    said = " ".join(console.output.split())   # lines are wrapped at 80 columns
+    assert "Score: 25/25 points, 4 of 4 scenarios passed (and 9 of 9 checks worth no points)" in said
+    assert "Only task detach was checked" in said
+
+
+def test_an_unknown_task_is_a_usage_error_saying_what_was_meant(exercise):
+    done = run("check", "--task", "grad", cwd=exercise)
+    assert done.exit_code == ExitCode.USAGE
+    assert done.output.strip() == ("Error: --task grad: assignment.yaml has no such task (did you mean 'grads'?); "
+                                   "its tasks are values, grads")
+
+
+def test_github_classroom_appends_the_result_to_github_output_and_prints_the_report(exercise, monkeypatch, tmp_path):
+    import base64
+    (exercise / "squares.py").write_text((exercise / "squares.py").read_text().replace("** 2", "* 2"))
+    outputs = tmp_path / "github-output"
+    outputs.write_text("earlier=1\n")                 # a step's file may hold other outputs already
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    done = run("check", "--format", "github-classroom", "--seed", "4", cwd=exercise)
+    assert done.exit_code == ExitCode.FAILED
+    assert "Score: 4/6 points" in done.output         # the usual report, in the step's log
+    lines = outputs.read_text().splitlines()
+    assert lines[0] == "earlier=1" and len(lines) == 2 and lines[1].startswith("result=")
+    document = json.loads(base64.b64decode(lines[1].removeprefix("result=")).decode("utf-8"))
+    assert (document["status"], document["max_score"], sum(t["score"] for t in document["tests"])) == ("fail", 6, 4)
+
+
+def test_github_classroom_outside_a_workflow_step_is_a_usage_error(exercise, monkeypatch):
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    done = run("check", "--format", "github-classroom", cwd=exercise)
+    assert done.exit_code == ExitCode.USAGE and "$GITHUB_OUTPUT" in done.output and "Score" not in done.output

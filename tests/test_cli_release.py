@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -54,10 +55,11 @@ def grader_version() -> str:
 def test_a_student_installs_the_grader_from_the_handout_with_its_readme_command(tmp_path):
     # The real handout, unpacked as a student gets it; the one command its README gives, run as it is
     # written (in a fresh venv, every package from the registry); then grader check, there, on the
-    # notebook: the installed grader, not this one, reads it.
+    # notebook: the installed grader, not this one, reads it. And GitHub Classroom's workflow's
+    # grading step, with that grader, read back as the reporter reads it.
     out = tmp_path / "handout.zip"
     done = grader("release", "--assignment", str(ROOT / "exercises" / "autodiff"), "--out", str(out), "--seeds",
-                  "1", "-j", "2")
+                  "1", "-j", "2", "--github-classroom")
     assert done.returncode == 0, done.stdout + done.stderr
     zipfile.ZipFile(out).extractall(tmp_path)
     handout = tmp_path / "autodiff"
@@ -74,6 +76,43 @@ def test_a_student_installs_the_grader_from_the_handout_with_its_readme_command(
     assert checked.returncode == 1, checked.stdout + checked.stderr   # the stub: nothing done yet
     assert "Checking autodiff.ipynb against the public scenarios" in checked.stdout
     assert "TODO" in checked.stdout and "Error" not in checked.stderr
+    assert "Every push to your repository also runs `grader check autodiff.py` on GitHub" in readme
+    run_the_classroom_workflow(handout, env)
+
+
+def run_the_classroom_workflow(handout: Path, env: dict) -> None:
+    """The workflow's structure, its install step naming the handout's wheel, and its grading step run
+    (the venv's grader first on PATH, as setup-python's is) with the reporter's reading of its output."""
+    import base64
+
+    import yaml
+    workflow = yaml.safe_load((handout / ".github" / "workflows" / "classroom.yml").read_text())
+    assert set(workflow) == {"name", "on", "permissions", "jobs"} and "push" in workflow["on"]
+    assert workflow["permissions"]["checks"] == "write"
+    job = workflow["jobs"]["run-autograding-tests"]   # the check run the reporter posts the points on
+    steps = job["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@") and steps[1]["uses"].startswith("actions/setup-python@")
+    [wheel] = [path.name for path in handout.glob("autodiff_grader-*.whl")]
+    assert steps[2]["run"] == f'python -m pip install "./{wheel}[notebook]"'
+    check, reporter = steps[3], steps[4]
+    assert check["id"] == "autodiff" and check["continue-on-error"] is True
+    assert check["run"] == "grader check autodiff.py --format github-classroom"
+    assert reporter["uses"] == "education/autograding-grading-reporter@v1"
+    assert reporter["with"] == {"runners": "autodiff"}
+    assert reporter["env"] == {"AUTODIFF_RESULTS": "${{ steps.autodiff.outputs.result }}"}
+    outputs = handout / "github-output"
+    outputs.touch()
+    step_env = {**env, "GITHUB_OUTPUT": str(outputs), "PATH": f"{handout / '.venv' / 'bin'}:{env['PATH']}"}
+    ran = subprocess.run(check["run"], shell=True, cwd=handout, capture_output=True, text=True, env=step_env,
+                         timeout=300)
+    assert ran.returncode == 1 and "Score: 0/55 points" in ran.stdout, ran.stdout + ran.stderr
+    outputs_set = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    # The reporter's environment, as the workflow maps it (a GitHub expression: the step's output).
+    environment = {name: outputs_set["result"] for name in reporter["env"]}
+    # tests/test_report_github_classroom.py restates how the reporter reads it (src/main.js).
+    results = json.loads(base64.b64decode(environment["AUTODIFF_RESULTS"]).decode("utf-8"))
+    assert results["status"] == "fail" and results["max_score"] == 55
+    assert sum(test["score"] for test in results["tests"]) == 0 and len(results["tests"]) == 8
 
 
 def plant_task_body(exercise: Path) -> str:

@@ -226,3 +226,15 @@ def test_watch_rechecks_a_notebook_on_every_save(student):
         assert "detach() returned y itself" in second and "Checking autodiff.ipynb" in second
     finally:
         terminal.close()
+
+
+def test_watch_checks_one_task_and_refuses_an_unknown_one(student):
+    terminal = Terminal(str(GRADER), "check", "--watch", "--task", "tape", cwd=student)
+    try:
+        screen = terminal.read_until("Watching autodiff.py")
+        assert "30/30 points, 4 of 4 scenarios passed" in screen and "Task 1" not in screen
+    finally:
+        terminal.close()
+    run = subprocess.run([str(GRADER), "check", "--watch", "--task", "tpae"], cwd=student, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 2 and "did you mean 'tape'?" in run.stderr

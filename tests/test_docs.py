@@ -68,3 +68,12 @@ def test_the_readme_gives_students_the_install_command_the_handout_gives():
     from grader.release import install_command
     assert install_command(f"autodiff_grader-{grader.__version__}-py3-none-any.whl") in README
     assert "pip install 'autodiff-grader[" not in README   # no package index has it under that name
+
+
+@pytest.mark.parametrize("name", sorted(main.commands))
+def test_every_option_of_every_command_is_in_the_readme(name):
+    # --help and the README say the same options: a new one is documented where users look.
+    for parameter in main.commands[name].params:
+        if parameter.param_type_name == "option" and parameter.name != "help":
+            assert any(option in README for option in parameter.opts), \
+                f"grader {name} {parameter.opts[0]} is not in README.md"

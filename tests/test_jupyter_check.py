@@ -141,3 +141,11 @@ def test_in_a_notebook_that_could_not_be_saved_the_check_says_so(folder):
                      "grader.notebook.check('autodiff.ipynb')", folder)
     assert shown["text"].startswith("Could not save autodiff.ipynb for you, so this checks it as last saved")
     assert shown["passed"] is True
+
+
+def test_the_magic_checks_one_task(folder):
+    shutil.copy(SOLUTION, folder / "autodiff.py")
+    shown = run_cell("%grader check autodiff.py --task tape --seed 5", folder)
+    assert shown["score"] == 30 and shown["passed"] is True
+    assert "detach_properties" not in shown["html"] and "d2l_persistent_tape" in shown["html"]
+    assert "did you mean 'tape'?" in run_cell("%grader check autodiff.py --task tpae", folder)["text"]

@@ -8,8 +8,10 @@ scenario of the assignment in its order with its points, a total that adds up, a
 level that meets the batch's requirement. Pure: text in, a result or a typed error out.
 
 Shapes: ``{"envelope": 1, "worker": ADDRESS, "result": {...}}``, or instead of ``result`` a
-``"failure": {"kind": "setup" | "bug", "message": TEXT}``: the worker could not grade (it lacks the
-assignment or its sandbox slots) or grading raised (a bug of ours, with its traceback).
+``"failure": {"kind": "setup" | "bug" | "died", "message": TEXT}``: the worker could not grade (it
+lacks the assignment), grading raised (a bug of ours, with its traceback), or the submission's
+budget of worker deaths is spent (:data:`WORKER_DEATHS` workers died grading it before: it is not
+graded again).
 """
 
 from __future__ import annotations
@@ -27,11 +29,16 @@ from grader.visibility import Scope
 
 ENVELOPE_VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024   # far above any result: captured output is bounded per scenario
+# The grader's own budget, whatever the scheduler's allowed-failures: after this many of a
+# submission's workers died grading it, it is an error row, so one poison submission takes down at
+# most this many workers.
+WORKER_DEATHS = 2
 
 
 class FailureKind(str, Enum):
-    SETUP = "setup"   # this worker cannot grade: no assignment loaded, no sandbox slots
+    SETUP = "setup"   # this worker cannot grade: no assignment loaded
     BUG = "bug"       # grading raised: a bug in the grader (the message is its traceback)
+    DIED = "died"     # WORKER_DEATHS workers died grading this submission before: not graded again
 
 
 class WorkerRefused(GraderError):
@@ -41,6 +48,10 @@ class WorkerRefused(GraderError):
 
 class WorkerBug(RuntimeError):
     """Grading raised on a worker: a bug in the grader, reported as one (exit 3), like a local one."""
+
+
+class WorkersDied(Exception):
+    """The submission's budget of worker deaths is spent (a worker declined to grade it again)."""
 
 
 @record
@@ -67,7 +78,8 @@ def failure_message(kind: FailureKind, message: str, worker: str) -> str:
 def read_result(text: object, expected: Expected, name: str) -> SubmissionResult:
     """The result in ``text``, checked against ``expected`` (``name``: the submission, for messages).
     Raises :class:`WorkerRefused` for anything the client must not write, :class:`WorkerBug` for a
-    failure the worker reported as a bug."""
+    failure the worker reported as a bug, :class:`WorkersDied` when the submission's workers died
+    too often to grade it again."""
     if not isinstance(text, str):
         raise WorkerRefused(f"a worker sent back a {type(text).__name__} for {name}, not JSON text: is it running "
                             f"this grader ({__version__})?")
@@ -86,6 +98,8 @@ def read_result(text: object, expected: Expected, name: str) -> SubmissionResult
         text = str(failure.get("message", ""))
         if failure.get("kind") == FailureKind.BUG.value:
             raise WorkerBug(f"grading {name} raised on {worker}:\n{text}")
+        if failure.get("kind") == FailureKind.DIED.value:
+            raise WorkersDied(text)
         raise WorkerRefused(f"{worker} cannot grade: {text}")
     try:
         result = SubmissionResult.from_dict(message["result"])

@@ -5,23 +5,28 @@ The client is the trusted side: it reads the submissions, ships the assignment o
 plugin: :mod:`grader.cluster.worker`), sends one task per submission (its file name and bytes),
 checks every result that comes back (strict JSON, :mod:`grader.cluster.envelope`) and yields it as
 it arrives, for the batch to write into OUT at once, as on one machine: resume, progress and Ctrl-C
-behave as they do locally. What it asks of the cluster, checked before anything is graded:
+behave as they do locally. It takes a cluster as it comes (a stock ``dask scheduler`` and ``dask
+worker``, no setting or resource of ours), and asks only, before anything is graded, that every
+worker runs this grader's version and reaches the isolation required (``--require-isolation``;
+without it, all the same level): a class is never graded under mixed protection; a worker that
+joins later is checked too, and so is every result.
 
-* every worker runs this grader's version, declares ``sandbox`` slots, and reaches the isolation
-  required (``--require-isolation``; without it, all the same level): a class is never graded
-  under mixed protection; a worker that joins later is checked too, and so is every result;
-* the scheduler retries a task whose worker died once, not more (``allowed-failures: 1``), so one
-  poison submission takes down at most two workers; a submission whose two workers died is an error
-  row ("the grading machine died twice on this submission"), never a score.
+Its own budget of worker deaths, whatever the scheduler's ``allowed-failures``: each attempt at a
+submission is counted where every worker sees it (the scheduler's task metadata, under a key of
+this client's), and a worker declines an attempt once
+:data:`~grader.cluster.envelope.WORKER_DEATHS` were made (each earlier one ended with its worker's
+death); when the scheduler gives up first (``KilledWorker``, an ``allowed-failures`` below that), the
+client submits the task again. So one poison submission takes down at most two workers, and is an
+error row ("the grading machine died twice on this submission"), never a score. How many run at once
+on a worker is the worker's own limit (its sandboxes, :func:`grader.cluster.worker.slots_of`).
 
 A task's key is the resume key (the submission's name and content, the assignment digest, the
 seed, the scope, the grader version): the same submission twice is graded once, and a rerun after
 the client was killed gets from the cluster whatever is still there. Only as many tasks are in
 flight as the cluster has sandboxes: a worker holds almost only what it is running, so its death
-costs little more than its running submissions (Dask counts a death against every task assigned to
-the worker), and the client's memory does not grow with the class. Dask cannot interrupt a running
-task (dask/distributed#1434): on Ctrl-C the submissions being graded finish on their workers within
-their scenarios' limits, and their results are dropped.
+costs little more than its running submissions, and the client's memory does not grow with the
+class. Dask cannot interrupt a running task (dask/distributed#1434): on Ctrl-C the submissions being
+graded finish on their workers within their scenarios' limits, and their results are dropped.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import queue
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -50,7 +56,7 @@ except ImportError as missing:  # the extra is not installed
                      f"{install_command('dask')}") from None
 
 from grader.cluster import worker as remote
-from grader.cluster.envelope import Expected, WorkerRefused, read_result
+from grader.cluster.envelope import WORKER_DEATHS, Expected, WorkerRefused, WorkersDied, read_result
 from grader.digests import sha256
 from grader.executor import Graded, GradingJob, Running
 from grader.isolation_level import Requirement, shown
@@ -64,7 +70,8 @@ from grader.visibility import Scope
 DIED_TWICE = ("the grading machine died twice on this submission: two workers were lost while grading it "
               "(more memory than the machine has, outside the scenarios' limits?); it was not graded")
 REFRESH_SECONDS = 2.0   # how often the client looks for workers that joined (and checks them)
-WORKER_HELP = "dask worker ADDRESS --nworkers 1 --nthreads N --resources sandbox=N"
+WORKER_HELP = "dask worker ADDRESS"
+BUDGET = "autodiff-grader-attempts"   # the scheduler's task metadata: attempts per submission, per client
 
 
 @dataclass
@@ -73,7 +80,9 @@ class _Task:
     jobs: list[GradingJob]
     name: str
     sha: str
+    key: str                      # the resume key; the future's is key, or key-again-N when resubmitted
     sent: float = field(default_factory=time.monotonic)
+    killed: int = 0               # times the scheduler gave up on it (KilledWorker): each one a death at least
 
 
 class DaskExecutor:
@@ -91,10 +100,11 @@ class DaskExecutor:
         self.slots = 0                                  # the cluster's sandboxes: the tasks in flight
         self._client: Client | None = None
         self._plugin: remote.AssignmentPlugin | None = None
-        self._tasks: dict[str, _Task] = {}
+        self._tasks: dict[str, _Task] = {}   # by future key
         self._done: queue.Queue[Future] = queue.Queue()
         self._refreshed = 0.0
         self._closed = False
+        self._token = os.urandom(8).hex()     # this client's attempt counts, apart from any other client's
 
     def __enter__(self) -> DaskExecutor:
         return self
@@ -112,15 +122,6 @@ class DaskExecutor:
         self._reach()
         self._client = client = Client(self.address, timeout=self.connect_timeout, set_as_default=False,
                                        name="autodiff-grader")
-        try:
-            allowed = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
-        except Exception as error:
-            raise UsageError(f"--scheduler {self.address}: cannot read the scheduler's allowed-failures "
-                             f"({type(error).__name__}: {error})") from None
-        if allowed != 1:
-            raise UsageError(f"the scheduler at {self.address} retries a task whose worker died {allowed} times "
-                             "(allowed-failures); grading needs 1, so that one poison submission takes down at "
-                             "most two workers: start it with DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1")
         try:
             client.wait_for_workers(1, timeout=self.connect_timeout)
         except TimeoutError:
@@ -177,7 +178,8 @@ class DaskExecutor:
                 self.workers[address] = self._admit(address, text)
         for gone in [address for address in self.workers if address not in workers]:
             del self.workers[gone]
-        self.slots = sum(int(info.get("resources", {}).get(remote.RESOURCE, 0)) for info in workers.values())
+        self.slots = sum(remote.slots_of(info.get("resources") or {}, info.get("nthreads", 1))
+                         for info in workers.values())
 
     def _admit(self, address: str, text: object) -> tuple[str, ...]:
         """The isolation of the worker at ``address`` (its probe's answer: ``text``), or why it is refused."""
@@ -188,8 +190,6 @@ class DaskExecutor:
         if info["grader_version"] != __version__:
             raise UsageError(f"worker {address} runs grader {info['grader_version']}, this client "
                              f"{__version__}: install the same grader on every machine")
-        if info["slots"] < 1:
-            raise UsageError(f"worker {address} declares no sandbox slots: start it with {WORKER_HELP}")
         level = tuple(info["isolation"])
         if self.requirement is not None and not self.requirement.met_by(level):
             raise WorkerRefused(f"worker {address} reaches isolation {shown(level)}, below the required "
@@ -220,6 +220,9 @@ class DaskExecutor:
                     task = self._tasks.pop(str(future.key))
                     result = self._outcome(task, scope)
                     future.release()
+                    if result is None:        # the scheduler gave up before the grader's budget did
+                        self._resubmit(task, scope)
+                        continue
                     for job in task.jobs:
                         yield Graded(job, replace(result, submission=str(job.path)))
                 self._send(waiting, scope)
@@ -236,28 +239,58 @@ class DaskExecutor:
                 return
             path = jobs[0].path
             source = path.read_bytes()
-            future = self._client.submit(remote.grade_remote, self.assignment.digest, path.name, source,
-                                         jobs[0].seed, scope.value, key=key, resources={remote.RESOURCE: 1},
-                                         retries=0)
-            self._tasks[key] = _Task(future, jobs, path.name, sha256(source).hexdigest())
-            future.add_done_callback(self._done.put)
+            task = _Task(self._submit(key, path.name, source, jobs[0].seed, scope), jobs, path.name,
+                         sha256(source).hexdigest(), key)
+            self._tasks[key] = task
+            task.future.add_done_callback(self._done.put)
 
-    def _outcome(self, task: _Task, scope: Scope) -> SubmissionResult:
-        """The checked result of a finished task, or the error row of one whose workers died twice."""
+    def _submit(self, key: str, name: str, source: bytes, seed: int, scope: Scope, future_key: str | None = None
+                ) -> Future:
+        assert self._client is not None
+        return self._client.submit(remote.grade_remote, self.assignment.digest, name, source, seed, scope.value,
+                                   [BUDGET, self._token, key], key=future_key or key, retries=0)
+
+    def _resubmit(self, task: _Task, scope: Scope) -> None:
+        """The task again, under a key of its own (the scheduler forgets the one it gave up on in its time)."""
+        future_key = f"{task.key}-again-{task.killed}"
+        job = task.jobs[0]
+        task.future = self._submit(task.key, task.name, job.path.read_bytes(), job.seed, scope, future_key)
+        task.sent = time.monotonic()
+        self._tasks[future_key] = task
+        task.future.add_done_callback(self._done.put)
+
+    def _outcome(self, task: _Task, scope: Scope) -> SubmissionResult | None:
+        """The checked result of a finished task, the error row of one whose workers died twice, or
+        None for one to submit again (the scheduler gave up on it before the grader's budget did)."""
         future, job = task.future, task.jobs[0]
         if future.status == "finished":
             assert self.requirement is not None
             expected = Expected(self.assignment, scope, job.seed, task.sha, self.requirement)
-            return read_result(future.result(), expected, f"{job.key}'s {task.name}")
+            try:
+                return read_result(future.result(), expected, f"{job.key}'s {task.name}")
+            except WorkersDied:
+                return self._died_twice(job, scope)
         if future.status == "error" and isinstance(future.exception(), KilledWorker):
-            submission = read_submission(job.path, self.assignment.forbidden_imports)
-            return judge_run(Run(submission, job.seed, scope, error=DIED_TWICE), self.assignment)
+            task.killed += 1
+            attempts = self._attempts(task.key)
+            if max(attempts, task.killed) < WORKER_DEATHS:
+                return None
+            return self._died_twice(job, scope)
         if future.status == "error":
             error = future.exception()
             raise WorkerRefused(f"the task of {job.key}'s {task.name} failed on the cluster: "
                                 f"{type(error).__name__}: {error}")
         raise WorkerRefused(f"the scheduler dropped the task of {job.key}'s {task.name} ({future.status}): was it "
                             "restarted? Rerun the same command to grade the rest")
+
+    def _died_twice(self, job: GradingJob, scope: Scope) -> SubmissionResult:
+        submission = read_submission(job.path, self.assignment.forbidden_imports)
+        return judge_run(Run(submission, job.seed, scope, error=DIED_TWICE), self.assignment)
+
+    def _attempts(self, key: str) -> int:
+        """The attempts the workers counted at the submission of ``key`` (0 when none started)."""
+        assert self._client is not None
+        return int(self._client.get_metadata([BUDGET, self._token, key], default=0))
 
     def running(self) -> Running:
         """The submissions in flight (each as the first of its jobs), longest first."""
@@ -277,6 +310,8 @@ class DaskExecutor:
         with contextlib.suppress(Exception):
             client.cancel([task.future for task in self._tasks.values()])
         self._tasks.clear()
+        with contextlib.suppress(Exception):
+            client.set_metadata([BUDGET, self._token], None)   # this client's attempt counts, dropped
         if self._plugin is not None:
             with contextlib.suppress(Exception):
                 client.unregister_worker_plugin(self._plugin.name)

@@ -107,6 +107,9 @@ def render_report(view: ClassView, *, generated: str, students_href: str = "stud
         ("provided", "Changes to the provided engine", _provided(view, tables["provided_changes"])),
         ("runtime", "Runtime and isolation", _runtime(view, tables)),
     ]
+    adjusted = [name for name in ("overrides", "late_penalty", "no_submission") if name in tables]
+    if adjusted:   # only when the batch was asked to adjust the grades
+        sections.insert(1, ("adjustments", "Adjustments", _adjustments(view, [tables[name] for name in adjusted])))
     if view.students is not None:
         sections.append(("students", "Students", _table(tables["students"], sortable=True,
                                                         link=lambda sid: f"{students_href}{quote(sid)}.html")))
@@ -150,6 +153,13 @@ def _scores(view: ClassView, tables: dict[str, Table]) -> str:
     if tables["ignored"].rows:
         body += _table(tables["ignored"])
     return body
+
+
+def _adjustments(view: ClassView, tables: list[Table]) -> str:
+    """What the instructor changed of the grades the scenarios gave: the scores above are the final ones."""
+    said = ('<p class="explain">The scores above are the final ones: overrides first, then the late penalty. '
+            "The scenarios' statistics below are of the grading itself.</p>")
+    return said + "".join(_table(table) for table in tables)
 
 
 def _tasks(view: ClassView, tables: dict[str, Table]) -> str:

@@ -80,9 +80,31 @@ def report_tables(view: ClassView) -> dict[str, Table]:
         Table("ignored", "Files in SUBMISSIONS that were not graded, by rule",
               (("path", Kind.TEXT), ("why", Kind.TEXT)), list(view.ignored)),
     ]
+    tables += _adjustments(view)
     if view.students is not None:
         tables.append(_students(view))
     return {table.name: table for table in tables}
+
+
+def _adjustments(view: ClassView) -> list[Table]:
+    """The tables of what was adjusted, each only when the run was asked for it."""
+    notes = view.notes
+    if notes is None:
+        return []
+    tables = []
+    if notes.overrides is not None:
+        tables.append(Table("overrides", "Overrides: who, what, from what, to what, and why", (
+            ("student_id", Kind.TEXT), ("scenario", Kind.TEXT), ("from", Kind.NUMBER), ("to", Kind.NUMBER),
+            ("comment", Kind.TEXT)),
+            [(c.student_id, c.scenario or "(the score)", c.before, c.after, c.comment) for c in notes.overrides]))
+    if notes.late_penalty is not None:
+        tables.append(Table("late_penalty", f"Late submissions: {notes.late_penalty:g}% off", (
+            ("student_id", Kind.TEXT), ("score", Kind.NUMBER), ("penalty", Kind.NUMBER), ("final_score", Kind.NUMBER)),
+            [(p.student_id, p.before, p.penalty, p.after) for p in notes.penalised]))
+    if notes.missing is not None:
+        tables.append(Table("no_submission", "Students of the roster without a submission: 0 in the LMS gradebooks",
+                            (("id", Kind.TEXT), ("name", Kind.TEXT)), [(m.key, m.name) for m in notes.missing]))
+    return tables
 
 
 def _tasks(view: ClassView) -> Table:

@@ -12,8 +12,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 import grader.class_data as class_data
+from grader.adjustments import Notes
 from grader.class_data import ClassData, Misconception, Runtime, ScenarioInfo, TaskInfo
-from grader.class_stats import class_statistics
+from grader.class_stats import class_statistics, distribution
 from grader.results import ProvidedChange
 from grader.summary import Bin, Ungradable
 
@@ -54,11 +55,17 @@ class ClassView:
     task_scores: dict[str, array]                       # per task, the graded submissions' points on it
     ignored: tuple[tuple[str | None, str | None], ...]  # (path, why): files of SUBMISSIONS not graded
     students: tuple[StudentLine, ...] | None = None     # None: the report names no student
+    notes: Notes | None = None                          # overrides, late penalties, no submission (when asked)
 
 
 def build_view(data: ClassData, with_students: bool = False) -> ClassView:
-    """The view of ``data``; ``with_students``: with the table of students."""
+    """The view of ``data``; ``with_students``: with the table of students. With adjustments
+    (``data.notes``), the scores' figures are of the final scores; the item statistics stay those of
+    the scenarios as graded."""
     stats = class_statistics(data.rows, data.columns, {s.id: s.max_points for s in data.scenarios})
+    if data.notes is not None:
+        stats = {**stats, "scores": distribution([row.score for row in data.rows if row.graded],
+                                                 data.max_score).to_dict()}
     summary = data.summary()
     recorded, changed = class_data.provided_changes(data)
     return ClassView(
@@ -69,7 +76,7 @@ def build_view(data: ClassData, with_students: bool = False) -> ClassView:
         runtimes=tuple(class_data.runtimes(data)), isolation=tuple(class_data.isolation_levels(data)),
         provided_recorded=recorded, provided_changes=tuple(changed), task_scores=class_data.task_scores(data),
         ignored=tuple((i.get("path"), i.get("why")) for i in data.ignored),
-        students=tuple(_students(data)) if with_students else None)
+        students=tuple(_students(data)) if with_students else None, notes=data.notes)
 
 
 def _students(data: ClassData) -> list[StudentLine]:

@@ -23,8 +23,8 @@ IGNORED_SHOWN = 20   # ignored files printed; summary.json lists them all
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def gradebook_rows(rows: Iterable[StudentRow],
-                   columns: tuple[Column, ...] | None = None) -> tuple[list[str], list[list[str]]]:
+def gradebook_rows(rows: Iterable[StudentRow], columns: tuple[Column, ...] | None = None, *,
+                   late_penalty: bool = False, overrides: bool = False) -> tuple[list[str], list[list[str]]]:
     """The gradebook as ``(header, rows)``, one row per student, sorted by student id.
 
     CSV columns (``OUT/gradebook.csv``):
@@ -43,45 +43,63 @@ def gradebook_rows(rows: Iterable[StudentRow],
     - then one column per scenario id, in the assignment's order: the points earned on that
       scenario, or ``pass``/``fail`` for a scenario worth 0 points (the provided engine's);
       empty when the scenario did not run.
+
+    With a late penalty (``late_penalty``), ``score`` is the score before it, and after ``late``
+    come ``late_penalty`` (the points taken off a late submission, empty for one on time) and
+    ``final_score``; with overrides (``overrides``), an ``override`` column says what they changed
+    (``score 40 -> 55: regrade request``), the scores and scenario cells being the overridden ones.
     """
-    header, lines = iter_gradebook(rows, columns)
+    header, lines = iter_gradebook(rows, columns, late_penalty=late_penalty, overrides=overrides)
     return header, list(lines)
 
 
-def iter_gradebook(rows: Iterable[StudentRow],
-                   columns: tuple[Column, ...] | None = None) -> tuple[list[str], Iterator[list[str]]]:
+def iter_gradebook(rows: Iterable[StudentRow], columns: tuple[Column, ...] | None = None, *,
+                   late_penalty: bool = False, overrides: bool = False) -> tuple[list[str], Iterator[list[str]]]:
     """Like :func:`gradebook_rows`, with the lines made one at a time (a class of any size).
     ``columns``: the assignment's scenarios (default: those of the results)."""
     rows = sorted(rows, key=lambda row: row.student_id)
     scenario_ids = [column.id for column in (columns if columns is not None else scenario_order(rows))]
     max_score = next((row.max_score for row in rows if row.max_score is not None), None)
-    header = ["student_id", "score", "max_score", "status", "late", "provided_changes", *scenario_ids]
+    adjusted = [*(["late_penalty", "final_score"] if late_penalty else []), *(["override"] if overrides else [])]
+    header = ["student_id", "score", "max_score", "status", "late", *adjusted, "provided_changes", *scenario_ids]
+
+    def adjustments(row: StudentRow) -> list[str]:
+        cells = []
+        if late_penalty:
+            before = row.score if row.before_penalty is None else row.before_penalty
+            cells += [_number(round(before - row.score, 6)) if row.late else "", _number(row.score)]
+        return cells + ([_guard(row.override)] if overrides else [])
+
+    def score(row: StudentRow) -> str:
+        return _number(row.before_penalty if late_penalty and row.before_penalty is not None else row.score)
 
     def lines() -> Iterator[list[str]]:
         for row in rows:
             if not row.has_result:
-                yield [_guard(row.student_id), _number(row.score), _number(row.max_score or max_score),
-                       _guard(f"error: {row.error}"), _late(row), "", *[""] * len(scenario_ids)]
+                yield [_guard(row.student_id), score(row), _number(row.max_score or max_score),
+                       _guard(f"error: {row.error}"), _late(row), *adjustments(row), "", *[""] * len(scenario_ids)]
                 continue
             earned = {column.id: _cell(column, value, passed)
                       for column, value, passed in zip(row.columns, row.points, row.passed)}
             status = "graded" if row.error is None else f"error: {row.error}"
-            yield [_guard(row.student_id), _number(row.score), _number(row.max_score), _guard(status), _late(row),
-                   _guard(row.provided_changes), *[earned.get(i, "") for i in scenario_ids]]
+            yield [_guard(row.student_id), score(row), _number(row.max_score), _guard(status), _late(row),
+                   *adjustments(row), _guard(row.provided_changes), *[earned.get(i, "") for i in scenario_ids]]
 
     return header, lines()
 
 
-def write_csv(rows: Iterable[StudentRow], stream: IO[str], columns: tuple[Column, ...] | None = None) -> None:
+def write_csv(rows: Iterable[StudentRow], stream: IO[str], columns: tuple[Column, ...] | None = None, *,
+              late_penalty: bool = False, overrides: bool = False) -> None:
     """Write the gradebook as CSV to ``stream``, a line at a time (open files with ``newline=""``)."""
-    header, lines = iter_gradebook(rows, columns)
+    header, lines = iter_gradebook(rows, columns, late_penalty=late_penalty, overrides=overrides)
     writer = csv.writer(stream)
     writer.writerow(header)
     writer.writerows(lines)
 
 
-def render_summary(summary: ClassSummary) -> str:
-    """The summary as text for the terminal: counts, statistics, a histogram bar per bin, pass rates."""
+def render_summary(summary: ClassSummary, late_by: str = "by the LMS") -> str:
+    """The summary as text for the terminal: counts, statistics, a histogram bar per bin, pass rates;
+    ``late_by``: what marked the late ones."""
     out = [f"{summary.graded} of {summary.count} submissions graded"
            + (f", {len(summary.ungradable)} could not be graded" if summary.ungradable else "")]
     if summary.graded:
@@ -100,11 +118,12 @@ def render_summary(summary: ClassSummary) -> str:
             out.append(f"  {rate} {s.passed:>4}/{s.total:<4} {s.id}: {s.title}")
     late = summary.late
     if late:
-        out += ["", f"Marked late by the LMS ({len(late)}): " + ", ".join(late[:IGNORED_SHOWN])
+        out += ["", f"Marked late {late_by} ({len(late)}): " + ", ".join(late[:IGNORED_SHOWN])
                 + (f" and {len(late) - IGNORED_SHOWN} more" if len(late) > IGNORED_SHOWN else "")]
     if summary.ungradable:
         out += ["", "Could not be graded (0 points each):"]
         out += [f"  {u.student_id}: {u.reason}" for u in summary.ungradable]
+    out += _adjustments(summary.adjustments or {})
     ignored = summary.batch.ignored if summary.batch is not None else ()
     if ignored:
         out += ["", f"Ignored ({len(ignored)}, all listed in summary.json):"]
@@ -112,6 +131,26 @@ def render_summary(summary: ClassSummary) -> str:
         if len(ignored) > IGNORED_SHOWN:
             out.append(f"  ... and {len(ignored) - IGNORED_SHOWN} more")
     return "\n".join(out) + "\n"
+
+
+def _adjustments(adjustments: dict) -> list[str]:
+    """The lines of what overrides, a late penalty and --missing zero did (summary.json's ``adjustments``)."""
+    out = []
+    penalty = adjustments.get("late_penalty")
+    if penalty is not None:
+        out += ["", f"Late penalty, {points(penalty['percent'])}% off ({len(penalty['penalised'])}):"]
+        out += [f"  {p['student_id']}: {points(p['score'])} - {points(p['penalty'])} = {points(p['final_score'])}"
+                for p in penalty["penalised"]]
+    if "overrides" in adjustments:
+        out += ["", f"Overrides ({len(adjustments['overrides'])}):"]
+        out += [f"  {o['student_id']}: {o['scenario'] or 'score'} {points(o['from'])} -> {points(o['to'])}: "
+                f"{o['comment']}" for o in adjustments["overrides"]]
+    if "no_submission" in adjustments:
+        missing = adjustments["no_submission"]
+        out += ["", f"No submission, 0 in the LMS gradebooks ({len(missing)}): "
+                + ", ".join(f"{m['name']} ({m['id']})" for m in missing[:IGNORED_SHOWN])
+                + (f" and {len(missing) - IGNORED_SHOWN} more" if len(missing) > IGNORED_SHOWN else "")]
+    return out
 
 
 def _late(row: StudentRow) -> str:

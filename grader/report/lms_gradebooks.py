@@ -7,7 +7,10 @@ Canvas user id, a Moodle participant id) or from a roster exported from the LMS
 (:mod:`grader.roster`); a student no rule can match is left out of the file, and listed with why
 (:attr:`Gradebook.left_out`), never guessed. Every student in the file has a score: an ungradable
 submission scores 0 with its reason (Canvas and Moodle read an empty cell as "no grade", which
-keeps an old grade or clears it), except in LTI, where it is ``gradingProgress: Failed``.
+keeps an old grade or clears it), except in LTI, where it is ``gradingProgress: Failed``. With
+``--missing zero`` the roster's students without a submission follow the class's
+(:meth:`~grader.class_data.ClassData.gradebook_students`): 0 and "no submission"; the scores are the
+final ones (:mod:`grader.adjustments`), the feedback saying what an override or a penalty did.
 
 The importers' rules these files follow, from their code and specifications:
 
@@ -29,7 +32,11 @@ The importers' rules these files follow, from their code and specifications:
   ``scoreGiven``, ``scoreMaximum`` (present when scoreGiven is), ``comment``, ``timestamp`` (ISO
   8601 with sub-second precision), ``activityProgress`` and ``gradingProgress``. A platform keeps
   a score only when ``gradingProgress`` is ``FullyGraded``; with ``Failed`` it ignores
-  ``scoreGiven`` (Canvas documents this), and it refuses a score older than the one it holds.
+  ``scoreGiven`` (Canvas documents this), and it refuses a score older than the one it holds. A
+  student who submitted nothing has ``activityProgress: Initialized`` ("the user has not started the
+  activity"); the spec's ``NotReady`` ("there is no grading process occurring; for example, the
+  student has not yet made any submission") would leave the grade alone, which is the default
+  (``--missing leave``: not in the file), so ``--missing zero``'s 0 is ``FullyGraded``, a grade given.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from html import escape
 
+from grader.adjustments import NO_SUBMISSION, Missing
 from grader.class_data import ClassData, StudentRecord
 from grader.errors import UsageError
 from grader.lms_names import Identity, NameSystem
@@ -141,8 +149,8 @@ def canvas(data: ClassData, options: GradebookOptions) -> Gradebook:
     writer.writerow([*CANVAS_STUDENT_COLUMNS, column])
     writer.writerow(["Points Possible", "", "", "", "", points(data.max_score)])
     book = Gradebook(LmsFormat.CANVAS, "", 0)
-    for student in data.students:
-        entry, why = canvas_entry(student.student_id, data.identity(student.student_id), options.roster)
+    for student, identity in data.gradebook_students():
+        entry, why = canvas_entry(student.student_id, identity, options.roster)
         if entry is None:
             book.left_out.append((student.student_id, why))
             continue
@@ -179,8 +187,8 @@ def moodle(data: ClassData, options: GradebookOptions) -> Gradebook:
     grade_column = data.title or data.assignment
     writer.writerow([options.moodle_identity.header, grade_column, "Feedback"])
     book = Gradebook(LmsFormat.MOODLE, "", 0)
-    for student in data.students:
-        value, why = moodle_value(student.student_id, data.identity(student.student_id), options)
+    for student, identity in data.gradebook_students():
+        value, why = moodle_value(student.student_id, identity, options)
         if not value:
             book.left_out.append((student.student_id, why))
             continue
@@ -220,17 +228,19 @@ def moodle_value(student_id: str, identity: Identity, options: GradebookOptions)
 def lti(data: ClassData, options: GradebookOptions, now: datetime) -> Gradebook:
     lines = []
     book = Gradebook(LmsFormat.LTI, "", 0)
-    for student in data.students:
-        user_id, why = lti_user(student.student_id, data.identity(student.student_id), options.roster)
+    for student, identity in data.gradebook_students():
+        user_id, why = lti_user(student.student_id, identity, options.roster)
         if not user_id:
             book.left_out.append((student.student_id, why))
             continue
+        row = student.row
         when = datetime.fromtimestamp(student.modified, UTC) if student.modified is not None else now
-        score = {"userId": user_id, "scoreGiven": student.row.score,
-                 "scoreMaximum": student.row.max_score or data.max_score,
+        missing = row.error == NO_SUBMISSION and not row.has_result
+        graded = row.graded or bool(row.override) or missing   # an instructor's decision is a grade
+        score = {"userId": user_id, "scoreGiven": row.score, "scoreMaximum": row.max_score or data.max_score,
                  "comment": feedback_line(student, html=False), "timestamp": when.isoformat(timespec="milliseconds"),
-                 "activityProgress": "Completed",
-                 "gradingProgress": "FullyGraded" if student.row.graded else "Failed"}
+                 "activityProgress": "Initialized" if missing else "Completed",
+                 "gradingProgress": "FullyGraded" if graded else "Failed"}
         lines.append(json.dumps(score, ensure_ascii=False, allow_nan=False))
         book.rows += 1
     if options.roster is None and any(data.identity(s.student_id).system is NameSystem.PLAIN for s in data.students):
@@ -271,11 +281,55 @@ def participant_of(student_id: str, identity: Identity, roster: Roster | None) -
 
 
 def feedback_line(student: StudentRecord, html: bool) -> str:
-    """One line: the score, and how many scenarios passed, or why it could not be graded."""
+    """One line: the score, and how many scenarios passed, or why it could not be graded; and what
+    an override or a late penalty did to the score."""
     row = student.row
-    if row.error is not None:
-        text = f"0 points: could not be graded: {row.error}"
+    if row.error == NO_SUBMISSION and not row.has_result:
+        text = NO_SUBMISSION
+    elif row.error is not None:
+        text = f"{points(row.score)} points: could not be graded: {row.error}"
     else:
         text = (f"{points(row.score)}/{points(row.max_score or 0)} points, "
                 + passed_words(zip(map(bool, row.passed), (column.points for column in row.columns))))
+    if row.override:
+        text += f"; set by the instructor: {row.override}"
+    if row.before_penalty is not None and row.before_penalty != row.score:
+        text += f"; late: {points(row.before_penalty)} before the penalty"
     return escape(text, quote=False) if html else text
+
+
+CANVAS_TEST_STUDENT = "Student, Test"   # the test student every Canvas course has, in its gradebook export
+
+
+def without_submission(roster: Roster, identities: dict[str, Identity]) -> tuple[Missing, ...]:
+    """The roster's students whom no student of the class is (by the rules that place a student in
+    a gradebook: a Canvas user id, a Moodle participant id, a plain id as a roster's field), each in
+    the roster's identity, by name. Canvas's test student is nobody's and not listed."""
+    matched: set[int] = set()
+    for student, identity in identities.items():
+        entry = _roster_entry(student, identity, roster)
+        if entry is not None:
+            matched.add(id(entry))
+    missing = []
+    for entry in roster.entries:
+        if id(entry) in matched or entry.name == CANVAS_TEST_STUDENT:
+            continue
+        if entry.canvas_id:
+            missing.append(Missing(entry.canvas_id, entry.name, Identity(NameSystem.CANVAS, entry.name,
+                                                                          entry.canvas_id)))
+        elif entry.participant:
+            missing.append(Missing(f"Participant {entry.participant}", entry.name,
+                                   Identity(NameSystem.MOODLE, entry.name, entry.participant)))
+        else:
+            key = entry.email or entry.idnumber or entry.username or entry.sis_user_id or entry.sis_login_id
+            if key:
+                missing.append(Missing(key, entry.name or key, Identity(NameSystem.PLAIN, key)))
+    return tuple(sorted(missing, key=lambda m: (m.name.casefold(), m.key)))
+
+
+def _roster_entry(student_id: str, identity: Identity, roster: Roster) -> RosterEntry | None:
+    if identity.system is NameSystem.CANVAS:
+        return roster.by_canvas_id(identity.lms_id) if identity.lms_id else None
+    if identity.system is NameSystem.MOODLE:
+        return roster.by_participant(identity.lms_id or "")
+    return roster.matching(student_id, (*_CANVAS_KEYS, "email", "idnumber", "username"))

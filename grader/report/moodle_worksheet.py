@@ -70,8 +70,8 @@ def fill_worksheet(data: ClassData, options: GradebookOptions) -> Gradebook:
     assert roster is not None
     book = Gradebook(LmsFormat.MOODLE_WORKSHEET, "", 0)
     ours = {}
-    for student in data.students:
-        participant, why = participant_of(student.student_id, data.identity(student.student_id), roster)
+    for student, identity in data.gradebook_students():
+        participant, why = participant_of(student.student_id, identity, roster)
         if participant:
             ours[participant] = student
         else:

@@ -75,11 +75,25 @@ class NoGradescopeFiles(Output):
         start.folder.drop_gradescope()
 
 
+class NoAdjustments(Output):
+    """The adjustments an earlier run recorded (``OUT/adjustments.json``) forgotten, when this run is
+    given none: ``grader report`` then makes its outputs as the results are."""
+
+    def started(self, start: BatchStart) -> None:
+        start.folder.record_adjustments(None)
+
+
 class GradebookFiles(Output):
-    """``gradebook.csv`` and ``summary.json``, once the class is finished."""
+    """``gradebook.csv`` and ``summary.json``, once the class is finished; with the columns of a late
+    penalty and of overrides when the run applies them (:mod:`grader.report.adjusted` hands it the
+    adjusted rows)."""
+
+    def __init__(self, late_penalty: bool = False, overrides: bool = False):
+        self.late_penalty, self.overrides = late_penalty, overrides
 
     def finished(self, end: BatchEnd) -> None:
-        end.folder.save_gradebook(end.rows, end.summary, end.manifest.columns)
+        end.folder.save_gradebook(end.rows, end.summary, end.manifest.columns, late_penalty=self.late_penalty,
+                                  overrides=self.overrides)
 
 
 class JUnitFile(Output):

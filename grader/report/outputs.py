@@ -24,9 +24,10 @@ needs (a new gradebook format writes its file at ``completed``, as the LMS grade
 by :meth:`grader.grading.OutputOptions.outputs` or handed to the batch; its options and their
 rules sit with :class:`~grader.grading.OutputOptions`, its refusals in its ``check``. An output
 that must see results otherwise than as stored (an override, a late penalty) is an output
-wrapping the others, changing each event before it passes it on. A rerun whose results are all
-reused already makes every output again from the stored results through these hooks (so would a
-regrade of a few students, the others reused).
+wrapping the others, changing each event before it passes it on (:mod:`grader.report.adjusted`:
+the rows of ``finished``, and the class of ``completed`` through :meth:`Completed.adjusted`). A
+rerun whose results are all reused already makes every output again from the stored results
+through these hooks, as does a regrade of a few students (``grade --only``), the others reused.
 """
 
 from __future__ import annotations
@@ -71,17 +72,28 @@ class BatchEnd:
 
 class Completed:
     """A whole class in ``folder``, with its ``summary`` (None: the folder's ``summary.json``);
-    :meth:`class_data` reads its stored results, once for every output that asks."""
+    :meth:`class_data` reads its stored results, once for every output that asks, and gives them as
+    :meth:`adjusted` (as stored here; an adjusting output's event adjusts them,
+    :mod:`grader.report.adjusted`)."""
 
     def __init__(self, folder: OutputFolder, summary: ClassSummary | None = None):
         self.folder, self.summary = folder, summary
         self._data: ClassData | None = None
 
     def class_data(self) -> ClassData:
-        """The class as :meth:`grader.outdir.OutputFolder.load_class` reads it (identities included)."""
+        """The class as :meth:`grader.outdir.OutputFolder.load_class` reads it (identities included),
+        :meth:`adjusted`."""
         if self._data is None:
-            self._data = self.folder.load_class(summary=self.summary)
+            self._data = self.adjusted(self.folder.load_class(summary=self.summary))
         return self._data
+
+    def adjusted(self, data: ClassData) -> ClassData:
+        """``data`` (read from the stored results) as the outputs are to show it."""
+        return data
+
+    def row_of(self, row: StudentRow) -> StudentRow:
+        """One student's row (made from a stored result) as the outputs are to show it."""
+        return row
 
 
 class Output:

@@ -20,6 +20,7 @@ from grader.report.text import (
     provided_notice,
 )
 from grader.results import SubmissionResult, TaskScore
+from grader.scoring import StudentRow
 from grader.visibility import ShownTo, Visibility
 
 STYLE = """
@@ -34,19 +35,29 @@ summary{cursor:pointer;font-weight:600}@media print{details>*{display:block}}
 
 def render_student_page(student_id: str, result: SubmissionResult | None, *, display_name: str = "",
                         title: str = "", hidden_shown_to: str | None = None, error: str | None = None,
-                        late: bool = False) -> str:
+                        late: bool = False, late_by: str = "", adjusted: StudentRow | None = None) -> str:
     """The page of ``student_id``: from their ``result``, or, for a student without one, from the
     ``error`` that kept them from being graded. ``hidden_shown_to``: how the batch showed hidden
     scenarios (a :class:`~grader.visibility.ShownTo` value; None: not recorded, taken as published);
-    ``late``: the LMS marked the submission late."""
+    ``late``: the LMS marked the submission late (``late_by`` ``"deadline"``: it came after the
+    batch's ``--deadline``); ``adjusted``: the student's row as overrides and a late penalty made it,
+    when they changed it (:mod:`grader.adjustments`)."""
     name = display_name or student_id
     heading = f"{title or (result.assignment if result else 'Assignment')}: feedback for {name}"
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">', '<link rel="icon" href="data:,">',
            f"<title>{escape(heading)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
            f"<h1>{escape(heading)}</h1>"]
-    if late:
+    if late and late_by == "deadline":
+        out.append('<p class="late"><b>Submitted late</b> (after the deadline).</p>')
+    elif late:
         out.append('<p class="late"><b>Submitted late</b> (as the course site marked your submission).</p>')
+    if adjusted is not None:
+        said = [f"the instructor set {escape(adjusted.override)}" if adjusted.override else "",
+                f"{points(adjusted.before_penalty or 0.0)} before the late penalty"
+                if adjusted.before_penalty is not None and adjusted.before_penalty != adjusted.score else ""]
+        out.append(f'<p class="adjusted"><b>Your grade: {points(adjusted.score)} of '
+                   f'{points(adjusted.max_score or 0.0)}</b> ({"; ".join(part for part in said if part)}).</p>')
     if result is None:
         out.append(f"<p><b>Score: 0.</b> Your submission could not be graded: {escape(error or 'not graded')}</p>")
         return "\n".join([*out, "</body></html>"]) + "\n"
