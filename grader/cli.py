@@ -140,7 +140,7 @@ _FORMAT_HELP = ("console (default), json (our schema), gradescope (results.json)
 @click.option("--watch", is_flag=True, help="Check again every time FILE (or the assignment) is saved, in a warm "
                                             "sandbox, until Ctrl-C.")
 @click.option("--task", metavar="ID", help="Check only this task's public scenarios (and the provided engine's "
-                                           "checks), e.g. --task detach.")
+                                           "checks): a task id of assignment.yaml.")
 @click.pass_context
 def check(context: click.Context, file: Path | None, assignment_dir: Path | None, output_format: str,
           as_json: bool, seed: int | None, junit: Path | None, verbose: bool, watch: bool, task: str | None) -> None:
